@@ -1,0 +1,236 @@
+/*
+ * analyze.c - the analysis pipeline and its exit codes (see analyze.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "cmd.h"
+#include "log.h"
+#include "replay.h"
+
+#ifndef MW_POLICY_DIR
+#define MW_POLICY_DIR "/usr/share/mcpwitness/policies"
+#endif
+
+struct run {
+	const struct analyze_opts *o;
+	struct policy *pol;
+	struct vars *vars;
+	struct engine *eng;
+	struct replay *rp;
+	struct mcpt_pubkey key;
+	bool compiled; /* with the header's variables */
+	uint64_t loss_records;
+};
+
+/* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
+static int load_policies(struct run *r)
+{
+	static const char *const dflt[] = {MW_POLICY_DIR "/default.yaml"};
+	const char *const *files = r->o->n_policies ? r->o->policies : dflt;
+	size_t n = r->o->n_policies ? r->o->n_policies : 1;
+	struct diag d = {0};
+	char err[256];
+	int rc = 0;
+
+	for (size_t i = 0; i < r->o->n_sets && !rc; i++) {
+		rc = vars__set_arg(r->vars, r->o->sets[i], err, sizeof(err));
+		if (rc)
+			p_err("%s", err);
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = policy__load_file(r->pol, files[i], &d);
+	if (!rc)
+		rc = policy__compile(r->pol, r->vars, false, &d);
+	diag_print(&d, stderr, "mcpwitness: ");
+	diag_fini(&d);
+	if (rc && !r->o->n_policies)
+		p_err("no -p POLICY given and the default policy could not be read");
+	return rc;
+}
+
+/* Once the header is known: the policy is compiled again with the trace's variables. */
+static int on_header(struct run *r, const Mcpt__Header *h)
+{
+	struct diag d = {0};
+	int rc;
+
+	if (r->compiled)
+		return 0;
+	r->compiled = true;
+	rc = vars__from_header(r->vars, h);
+	rc = rc ?: policy__compile(r->pol, r->vars, true, &d);
+	if (log_level() >= LOG_WARN)
+		diag_print(&d, stderr, "mcpwitness: ");
+	diag_fini(&d);
+	return rc ?: engine__set_header(r->eng, h);
+}
+
+static int on_record(void *ctx, const struct replay_rec *rr)
+{
+	struct run *r = ctx;
+	int rc = 0;
+
+	if (!rr->msg)
+		return 0;
+	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
+		rc = on_header(r, replay__header(r->rp));
+	if (!rc && rr->rec->type == MCPT_T_EVENT)
+		rc = engine__event(r->eng, (const Mcpt__Event *)rr->msg, rr->rec->index);
+	if (rr->rec->type == MCPT_T_LOSS)
+		r->loss_records++;
+	return rc;
+}
+
+static int read_trace(struct run *r)
+{
+	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned};
+	char err[512];
+	int fd, rc;
+
+	if (!r->o->no_verify) {
+		if (cmd_load_pubkey(r->o->pubkey ? r->o->pubkey : MW_DEFAULT_PUBKEY, &r->key))
+			return -EINVAL;
+		ro.key = &r->key;
+	}
+	r->rp = replay__new(&ro);
+	if (!r->rp)
+		return -ENOMEM;
+	fd = replay_open(r->o->trace, err, sizeof(err));
+	if (fd < 0) {
+		p_err("%s", err);
+		return fd;
+	}
+	rc = replay__run(r->rp, fd, on_record, r);
+	if (fd > 0)
+		close(fd);
+	rc = rc ?: engine__finish(r->eng);
+	if (rc)
+		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
+	return rc;
+}
+
+const char *analysis_verdict(const struct analysis *a)
+{
+	if (!a->verified)
+		return "NOT VERIFIED (--no-verify)";
+	return mcpt_verdict_name(a->rep->verdict);
+}
+
+/* Marks findings whose record no verified seal covers. */
+static void mark_unproven(struct analysis *a)
+{
+	bool complete = a->verified && a->rep->verdict == MCPT_VALID_COMPLETE;
+
+	for (size_t i = 0; i < a->fs->n; i++) {
+		struct finding *f = &a->fs->v[i];
+
+		f->unproven = !complete && a->verified &&
+			      (a->rep->verified_through_record == 0 ||
+			       f->index > a->rep->verified_through_record);
+	}
+}
+
+/* Refuses a trace that failed verification (exit 3) before anything is printed. */
+static bool refused(const struct analysis *a)
+{
+	enum mcpt_verdict v = a->rep->verdict;
+
+	char msg[REPLAY_MESSAGE_MAX];
+
+	if (v == MCPT_UNSUPPORTED || (a->verified && (v == MCPT_INVALID || v == MCPT_WRONG_KEY))) {
+		p_err("%s: verification failed: %s: %s", a->o->trace, mcpt_verdict_name(v),
+		      replay_message(a->rep, msg));
+		return true;
+	}
+	return false;
+}
+
+/* An incomplete trace (no FINAL seal, torn tail; without verification: damaged framing) is
+ * reported, but exits 3 unless --allow-incomplete: a gate must not pass on half a trace. */
+static bool incomplete(const struct analysis *a)
+{
+	if (a->verified)
+		return a->rep->verdict == MCPT_VALID_PREFIX;
+	return replay_damaged(a->rep);
+}
+
+static int exit_code(const struct analysis *a)
+{
+	const struct findings *fs = a->fs;
+	char msg[REPLAY_MESSAGE_MAX];
+
+	if (incomplete(a) && !a->o->allow_incomplete) {
+		p_err("%s: trace incomplete: %s (--allow-incomplete accepts it)", a->o->trace,
+		      replay_message(a->rep, msg));
+		return MW_EXIT_VERIFY;
+	}
+	if (a->o->fail_on >= 0)
+		for (int s = a->o->fail_on; s < SEV_COUNT; s++)
+			if (fs->by_sev[s])
+				return MW_EXIT_FINDINGS;
+	return MW_EXIT_OK;
+}
+
+static int report(struct run *r, FILE *out)
+{
+	struct analysis a = {
+		.o = r->o,
+		.pol = r->pol,
+		.vars = r->vars,
+		.hdr = replay__header(r->rp),
+		.rep = replay__report(r->rp),
+		.verified = !r->o->no_verify,
+		.fs = engine__findings(r->eng),
+		.st = engine__stats(r->eng),
+		.processes = proctree__count(engine__proctree(r->eng)),
+		.malformed = replay__malformed(r->rp),
+		.loss_records = r->loss_records,
+	};
+	int rc;
+
+	if (refused(&a))
+		return MW_EXIT_VERIFY;
+	mark_unproven(&a);
+	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
+	rc = r->o->format == FORMAT_JSON ? report_json(out, &a) : report_text(out, &a);
+	if (!rc && (fflush(out) || ferror(out)))
+		rc = -EIO;
+	if (rc) {
+		p_err("failed to write the report: %s", strerror(-rc));
+		return MW_EXIT_USAGE;
+	}
+	return exit_code(&a);
+}
+
+int analyze_run(const struct analyze_opts *o, FILE *out)
+{
+	struct run r = {.o = o};
+	int code = MW_EXIT_USAGE;
+
+	r.pol = policy__new();
+	r.vars = vars__new();
+	if (!r.pol || !r.vars) {
+		p_err("failed to analyze %s: %s", o->trace, strerror(ENOMEM));
+		goto cleanup;
+	}
+	if (load_policies(&r))
+		goto cleanup;
+	r.eng = engine__new(r.pol, o->max_per_rule);
+	if (!r.eng) {
+		p_err("failed to analyze %s: %s", o->trace, strerror(ENOMEM));
+		goto cleanup;
+	}
+	if (read_trace(&r))
+		goto cleanup;
+	code = report(&r, out);
+cleanup:
+	engine__free(r.eng);
+	replay__free(r.rp);
+	policy__free(r.pol);
+	vars__free(r.vars);
+	return code;
+}

@@ -1,0 +1,76 @@
+/*
+ * analyze.h - `mcpwitness analyze`: policies compiled first, then the trace streamed through
+ * the verifier into the engine, then one report.
+ *
+ * Verification decides what is printed and the exit code:
+ *   INVALID, WRONG_KEY/UNSIGNED, UNSUPPORTED    refused: one line on stderr, exit 3, no report
+ *                                               (unless --no-verify)
+ *   VALID_PREFIX (no FINAL seal, torn tail...)  the report, verdict on top, findings past the
+ *                                               last good seal marked unproven; one line on
+ *                                               stderr and exit 3 unless --allow-incomplete
+ *   VALID_COMPLETE                              the report; exit 1 if a finding reaches
+ *                                               --fail-on, else 0
+ * --no-verify reads the structure only: the report says NOT VERIFIED on top; damaged framing
+ * (torn tail...) is then what makes the trace incomplete.
+ */
+#ifndef MW_ANALYZE_H
+#define MW_ANALYZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "mcpt.h"
+#include "policy.h"
+#include "vars.h"
+
+enum report_format {
+	FORMAT_TEXT,
+	FORMAT_JSON,
+};
+
+struct analyze_opts {
+	const char *trace;
+	const char **policies; /* -p, in order; none = the installed default policy */
+	size_t n_policies;
+	const char **sets; /* --set NAME=VALUE */
+	size_t n_sets;
+	const char *pubkey;
+	bool no_verify;
+	bool allow_incomplete;
+	bool allow_unsigned;
+	enum report_format format;
+	int fail_on; /* enum severity, or -1 for never */
+	size_t max_per_rule;
+};
+
+/* What a report shows. */
+struct analysis {
+	const struct analyze_opts *o;
+	const struct policy *pol;
+	const struct vars *vars;
+	const Mcpt__Header *hdr;
+	const struct mcpt_report *rep;
+	bool verified; /* signatures were checked */
+	struct findings *fs;
+	const struct engine_stats *st;
+	size_t processes;
+	uint64_t malformed; /* records that did not unpack */
+	uint64_t loss_records;
+};
+
+/* Runs a whole analysis and writes the report to out. Returns the exit code. */
+int analyze_run(const struct analyze_opts *o, FILE *out);
+
+/* Reports (report_text.c, report_json.c). Return 0 or -ENOMEM / -EIO. */
+int report_text(FILE *out, const struct analysis *a);
+int report_json(FILE *out, const struct analysis *a);
+/* One finding as a JSON object (report_finding.c); NULL on ENOMEM. */
+struct json_t;
+struct json_t *report_finding_json(const struct analysis *a, const struct finding *f);
+
+/* The verdict as reports state it: "VALID_COMPLETE", ..., or "NOT VERIFIED (--no-verify)". */
+const char *analysis_verdict(const struct analysis *a);
+
+#endif /* MW_ANALYZE_H */

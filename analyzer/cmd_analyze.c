@@ -1,0 +1,129 @@
+/*
+ * cmd_analyze.c - options of `mcpwitness analyze` (the work is in analyze.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "cmd.h"
+#include "log.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: mcpwitness analyze TRACE [-p POLICY]... [options]\n"
+	      "  -p, --policy FILE     policy file; several are merged in order (default: the\n"
+	      "                        installed default.yaml)\n"
+	      "  -f, --format FORMAT   text (default) or json\n"
+	      "  --fail-on SEVERITY    exit 1 when a finding is at least info, low, medium,\n"
+	      "                        high or critical (default: never)\n"
+	      "  --set NAME=VALUE      define or override a policy variable\n"
+	      "  -k, --pubkey FILE     trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
+	      "  --no-verify           read the trace without checking its seals\n"
+	      "  --allow-incomplete    accept a trace without FINAL seal or with a torn tail\n"
+	      "  --allow-unsigned      accept a trace whose header declares no signer\n"
+	      "  --max-per-rule N      findings kept per rule (default 1000; all are counted)\n"
+	      "TRACE may be - (standard input). Exit: 0 fine, 1 findings at or above --fail-on,\n"
+	      "2 usage or input error, 3 verification failed or trace incomplete.\n",
+	      out);
+}
+
+enum {
+	OPT_FAIL_ON = 256,
+	OPT_SET,
+	OPT_NO_VERIFY,
+	OPT_ALLOW_INCOMPLETE,
+	OPT_ALLOW_UNSIGNED,
+	OPT_MAX_PER_RULE,
+};
+
+static const struct option opts[] = {
+	{"policy", required_argument, NULL, 'p'},
+	{"format", required_argument, NULL, 'f'},
+	{"pubkey", required_argument, NULL, 'k'},
+	{"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	{"set", required_argument, NULL, OPT_SET},
+	{"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+	{"allow-incomplete", no_argument, NULL, OPT_ALLOW_INCOMPLETE},
+	{"allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED},
+	{"max-per-rule", required_argument, NULL, OPT_MAX_PER_RULE},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int push_arg(const char ***v, size_t *n, const char *arg)
+{
+	const char **p = realloc(*v, (*n + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	*v = p;
+	p[(*n)++] = arg;
+	return 0;
+}
+
+/* One option into o; returns -1 to go on, or an exit code. */
+static int parse_one(struct analyze_opts *o, int opt, char **argv)
+{
+	char *end;
+
+	switch (opt) {
+	case 'p':
+		return push_arg(&o->policies, &o->n_policies, optarg) ? MW_EXIT_USAGE : -1;
+	case OPT_SET:
+		return push_arg(&o->sets, &o->n_sets, optarg) ? MW_EXIT_USAGE : -1;
+	case 'f':
+		if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+			return cmd_usage_error("analyze", "unknown format \"%s\" (text, json)",
+					       optarg);
+		o->format = strcmp(optarg, "json") ? FORMAT_TEXT : FORMAT_JSON;
+		return -1;
+	case 'k':
+		o->pubkey = optarg;
+		return -1;
+	case OPT_FAIL_ON:
+		o->fail_on = severity_by_name(optarg);
+		return o->fail_on < 0 ? cmd_usage_error("analyze",
+							"unknown severity \"%s\" (info, "
+							"low, medium, high, critical)",
+							optarg)
+				      : -1;
+	case OPT_NO_VERIFY:
+		o->no_verify = true;
+		return -1;
+	case OPT_ALLOW_INCOMPLETE:
+		o->allow_incomplete = true;
+		return -1;
+	case OPT_ALLOW_UNSIGNED:
+		o->allow_unsigned = true;
+		return -1;
+	case OPT_MAX_PER_RULE:
+		o->max_per_rule = strtoul(optarg, &end, 10);
+		if (*end || !*optarg || o->max_per_rule == 0)
+			return cmd_usage_error("analyze", "bad --max-per-rule \"%s\"", optarg);
+		return -1;
+	case 'h':
+		usage(stdout);
+		return MW_EXIT_OK;
+	default:
+		return cmd_opt_error("analyze", argv, opt);
+	}
+}
+
+int do_analyze(int argc, char **argv)
+{
+	struct analyze_opts o = {.fail_on = -1};
+	int opt, code = -1;
+
+	while (code < 0 && (opt = getopt_long(argc, argv, ":p:f:k:h", opts, NULL)) != -1)
+		code = parse_one(&o, opt, argv);
+	if (code < 0 && optind != argc - 1)
+		code = cmd_usage_error("analyze",
+				       optind >= argc ? "missing TRACE" : "more than one TRACE");
+	if (code < 0) {
+		o.trace = argv[optind];
+		code = analyze_run(&o, stdout);
+	}
+	free(o.policies);
+	free(o.sets);
+	return code;
+}

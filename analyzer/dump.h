@@ -1,0 +1,25 @@
+/*
+ * dump.h - one line per trace record, for people (text, like tcpdump -r) or tools (JSON Lines).
+ *
+ * Text: "<index> <type> ..." with the event timestamp in seconds, pid/tid, the operation, its
+ * result and its arguments decoded (paths, open flags, argv, socket addresses); byte strings
+ * are escaped (strbuf_escape) and quoted. The Header takes a few indented lines. JSON: one
+ * object per record with the same fields, byte strings escaped the same way.
+ */
+#ifndef MW_DUMP_H
+#define MW_DUMP_H
+
+#include <stdio.h>
+
+#include "replay.h"
+
+/* Text line(s) of one record. Returns 0 or -ENOMEM. */
+int dump_text(FILE *out, const struct replay_rec *r);
+
+/* One JSON object and a newline. Returns 0 or -ENOMEM. */
+int dump_json(FILE *out, const struct replay_rec *r);
+
+/* Name of a record type: "header", "event", ... or NULL for an unknown type. */
+const char *dump_type_name(enum mcpt_type t);
+
+#endif /* MW_DUMP_H */

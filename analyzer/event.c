@@ -1,0 +1,424 @@
+/*
+ * event.c - decoding of trace Event records into struct ev_view (see event.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "event.h"
+#include "events.h"
+
+enum op_kind {
+	K_PLAIN, /* arguments shown raw */
+	K_FORK,
+	K_EXEC,
+	K_EXIT,
+	K_OPEN, /* an open: flags and mode, write intent */
+	K_SOCK, /* a socket call carrying an address in data */
+};
+
+struct op_info {
+	int op;
+	const char *name;
+	uint8_t kind;
+	int8_t a_flags; /* K_OPEN: arg index of the open flags (-1: creat, implicit flags) */
+	int8_t a_len;	/* K_SOCK: arg index of the address length the process gave (-1: none) */
+};
+
+#define OP(o, n)                                                                                   \
+	{                                                                                          \
+		MCPT__OP__OP_##o, n, K_PLAIN, 0, -1                                                \
+	}
+
+/* One line per operation of enum mw_op (events.h) / enum Op (trace.proto), in that order.
+ * The family comes from the number range (event_op_family). */
+static const struct op_info op_table[] = {
+	{MCPT__OP__OP_FORK, "fork", K_FORK, 0, -1},
+	{MCPT__OP__OP_EXEC, "exec", K_EXEC, 0, -1},
+	{MCPT__OP__OP_EXIT, "exit", K_EXIT, 0, -1},
+	OP(EXEC_FAILED, "exec_failed"),
+	OP(CHDIR, "chdir"),
+	OP(FCHDIR, "fchdir"),
+	OP(CHROOT, "chroot"),
+	OP(SETUID, "setuid"),
+	OP(SETGID, "setgid"),
+	OP(SETREUID, "setreuid"),
+	OP(SETREGID, "setregid"),
+	OP(SETRESUID, "setresuid"),
+	OP(SETRESGID, "setresgid"),
+	OP(SETFSUID, "setfsuid"),
+	OP(SETFSGID, "setfsgid"),
+	OP(SETGROUPS, "setgroups"),
+	OP(CAPSET, "capset"),
+	OP(UNSHARE, "unshare"),
+	OP(SETNS, "setns"),
+	OP(PRCTL, "prctl"),
+	{MCPT__OP__OP_OPENAT, "openat", K_OPEN, 1, -1},
+	{MCPT__OP__OP_OPEN, "open", K_OPEN, 0, -1},
+	{MCPT__OP__OP_OPENAT2, "openat2", K_OPEN, 1, -1},
+	{MCPT__OP__OP_CREAT, "creat", K_OPEN, -1, -1},
+	OP(MKDIR, "mkdir"),
+	OP(MKDIRAT, "mkdirat"),
+	OP(UNLINK, "unlink"),
+	OP(UNLINKAT, "unlinkat"),
+	OP(RMDIR, "rmdir"),
+	OP(RENAME, "rename"),
+	OP(RENAMEAT, "renameat"),
+	OP(RENAMEAT2, "renameat2"),
+	OP(LINK, "link"),
+	OP(LINKAT, "linkat"),
+	OP(SYMLINK, "symlink"),
+	OP(SYMLINKAT, "symlinkat"),
+	OP(TRUNCATE, "truncate"),
+	OP(FTRUNCATE, "ftruncate"),
+	OP(CHMOD, "chmod"),
+	OP(FCHMOD, "fchmod"),
+	OP(FCHMODAT, "fchmodat"),
+	OP(FCHMODAT2, "fchmodat2"),
+	OP(CHOWN, "chown"),
+	OP(FCHOWN, "fchown"),
+	OP(FCHOWNAT, "fchownat"),
+	OP(LCHOWN, "lchown"),
+	OP(MKNOD, "mknod"),
+	OP(MKNODAT, "mknodat"),
+	{MCPT__OP__OP_OPEN_BY_HANDLE_AT, "open_by_handle_at", K_OPEN, 1, -1},
+	{MCPT__OP__OP_CONNECT, "connect", K_SOCK, 0, 1},
+	OP(SOCKET, "socket"),
+	{MCPT__OP__OP_BIND, "bind", K_SOCK, 0, 1},
+	{MCPT__OP__OP_LISTEN, "listen", K_SOCK, 0, -1},
+	{MCPT__OP__OP_ACCEPT, "accept", K_SOCK, 0, -1},
+	{MCPT__OP__OP_ACCEPT4, "accept4", K_SOCK, 0, -1},
+	{MCPT__OP__OP_SENDTO, "sendto", K_SOCK, 0, -1},
+	{MCPT__OP__OP_SENDMSG, "sendmsg", K_SOCK, 0, -1},
+	{MCPT__OP__OP_SENDMMSG, "sendmmsg", K_SOCK, 0, -1},
+	OP(PTRACE, "ptrace"),
+	OP(PROCESS_VM_READV, "process_vm_readv"),
+	OP(PROCESS_VM_WRITEV, "process_vm_writev"),
+	OP(KILL, "kill"),
+	OP(TKILL, "tkill"),
+	OP(TGKILL, "tgkill"),
+	OP(MOUNT, "mount"),
+	OP(UMOUNT2, "umount2"),
+	OP(INIT_MODULE, "init_module"),
+	OP(FINIT_MODULE, "finit_module"),
+	OP(BPF, "bpf"),
+	OP(MEMFD_CREATE, "memfd_create"),
+	OP(IO_URING_SETUP, "io_uring_setup"),
+	OP(IO_URING_ENTER, "io_uring_enter"),
+	OP(IO_URING_REGISTER, "io_uring_register"),
+	OP(IO_URING_SUBMIT, "io_uring_submit"),
+};
+
+#define N_OPS (sizeof(op_table) / sizeof(op_table[0]))
+
+static const char *const family_names[FAM_COUNT] = {
+	[FAM_NONE] = "none",	   [FAM_PROCESS] = "process",	  [FAM_FILE] = "file",
+	[FAM_NETWORK] = "network", [FAM_PRIVILEGE] = "privilege", [FAM_EVASION] = "evasion",
+	[FAM_CHANNEL] = "channel",
+};
+
+static const char *const result_names[RES_COUNT] = {
+	[RES_SUCCESS] = "success",
+	[RES_FAILURE] = "failure",
+	[RES_PENDING] = "pending",
+};
+
+static const struct op_info *op_find(int op)
+{
+	size_t lo = 0, hi = N_OPS; /* the table is sorted by number */
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (op_table[mid].op == op)
+			return &op_table[mid];
+		if (op_table[mid].op < op)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *event_op_name_at(size_t i)
+{
+	return i < N_OPS ? op_table[i].name : NULL;
+}
+
+const char *event_op_name(int op)
+{
+	const struct op_info *oi = op_find(op);
+
+	return oi ? oi->name : NULL;
+}
+
+int event_op_by_name(const char *name)
+{
+	for (size_t i = 0; i < N_OPS; i++)
+		if (strcmp(op_table[i].name, name) == 0)
+			return op_table[i].op;
+	return -1;
+}
+
+/* Ranges of events.h, so an operation added by a newer collector still has its family. */
+enum ev_family event_op_family(int op)
+{
+	if (op >= 1 && op <= 39)
+		return FAM_PROCESS;
+	if (op >= 40 && op <= 99)
+		return FAM_FILE;
+	if (op >= 100 && op <= 129)
+		return FAM_NETWORK;
+	if (op >= 130 && op <= 169)
+		return FAM_PRIVILEGE;
+	if (op >= 170 && op <= 189)
+		return FAM_EVASION;
+	if (op >= 190 && op <= 199)
+		return FAM_CHANNEL;
+	return FAM_NONE;
+}
+
+const char *event_family_name(enum ev_family f)
+{
+	return (unsigned)f < FAM_COUNT ? family_names[f] : "none";
+}
+
+int event_family_by_name(const char *name)
+{
+	for (int i = FAM_PROCESS; i < FAM_COUNT; i++)
+		if (strcmp(family_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *event_result_name(enum ev_result r)
+{
+	return (unsigned)r < RES_COUNT ? result_names[r] : "?";
+}
+
+int event_result_by_name(const char *name)
+{
+	for (int i = 0; i < RES_COUNT; i++)
+		if (strcmp(result_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *event_errno_name(int err, char *buf, size_t len)
+{
+	const char *s = err > 0 ? strerrorname_np(err) : NULL;
+
+	if (s)
+		return s;
+	snprintf(buf, len, "E%d", err);
+	return buf;
+}
+
+int event_errno_by_name(const char *name)
+{
+	for (int e = 1; e < 4096; e++) {
+		const char *s = strerrorname_np(e);
+
+		if (s && strcmp(s, name) == 0)
+			return e;
+	}
+	return -1;
+}
+
+/* Linux open flags, asm-generic / x86-64 values (octal), as the kernel recorded them. */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} open_flag_names[] = {
+	{0100, "O_CREAT"},	  {0200, "O_EXCL"},	      {0400, "O_NOCTTY"},
+	{01000, "O_TRUNC"},	  {02000, "O_APPEND"},	      {04000, "O_NONBLOCK"},
+	{010000, "O_DSYNC"},	  {020000, "O_ASYNC"},	      {040000, "O_DIRECT"},
+	{0100000, "O_LARGEFILE"}, {0200000, "O_DIRECTORY"},   {0400000, "O_NOFOLLOW"},
+	{01000000, "O_NOATIME"},  {02000000, "O_CLOEXEC"},    {04000000, "__O_SYNC"},
+	{010000000, "O_PATH"},	  {020000000, "__O_TMPFILE"},
+};
+
+#define LX_O_ACCMODE 03
+#define LX_O_CREAT   0100
+#define LX_O_TRUNC   01000
+
+bool event_open_writes(uint64_t flags)
+{
+	return (flags & LX_O_ACCMODE) != 0 || (flags & (LX_O_CREAT | LX_O_TRUNC)) != 0;
+}
+
+void event_format_open_flags(struct strbuf *sb, uint64_t flags)
+{
+	static const char *const acc[] = {"O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE"};
+	uint64_t rest = flags & ~(uint64_t)LX_O_ACCMODE;
+
+	strbuf_puts(sb, acc[flags & LX_O_ACCMODE]);
+	for (size_t i = 0; i < sizeof(open_flag_names) / sizeof(open_flag_names[0]); i++) {
+		if (rest & open_flag_names[i].bit) {
+			strbuf_printf(sb, "|%s", open_flag_names[i].name);
+			rest &= ~open_flag_names[i].bit;
+		}
+	}
+	if (rest)
+		strbuf_printf(sb, "|0x%llx", (unsigned long long)rest);
+}
+
+bool event_argv_next(const struct ev_bytes *argv, size_t *pos, struct ev_bytes *arg)
+{
+	const uint8_t *start, *nul;
+	size_t left;
+
+	if (!argv->p || *pos >= argv->n)
+		return false;
+	start = argv->p + *pos;
+	left = argv->n - *pos;
+	nul = memchr(start, '\0', left);
+	arg->p = start;
+	arg->n = nul ? (size_t)(nul - start) : left;
+	*pos += arg->n + (nul ? 1 : 0);
+	return true;
+}
+
+void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quote)
+{
+	struct ev_bytes a;
+	size_t pos = 0;
+	bool first = true;
+
+	while (event_argv_next(argv, &pos, &a)) {
+		if (!first)
+			strbuf_putc(sb, ' ');
+		first = false;
+		if (quote)
+			strbuf_putc(sb, '"');
+		strbuf_escape(sb, a.p, a.n, quote ? ESC_QUOTE : 0);
+		if (quote)
+			strbuf_putc(sb, '"');
+	}
+	strbuf_put(sb, "", 0);
+}
+
+static int64_t arg_at(const Mcpt__Event *e, size_t i)
+{
+	return i < e->n_args ? e->args[i] : 0;
+}
+
+static struct ev_bytes bytes_of(const ProtobufCBinaryData *b)
+{
+	return (struct ev_bytes){.p = b->len ? b->data : NULL, .n = b->data ? b->len : 0};
+}
+
+static void decode_result(struct ev_view *v)
+{
+	v->ret = v->raw->ret;
+	if (v->flags & (MW_F_ENTRY | MW_F_UNFINISHED)) {
+		v->result = RES_PENDING;
+	} else if (v->op == MCPT__OP__OP_CONNECT && v->ret == -115 /* EINPROGRESS */) {
+		/* a non-blocking connect under way: not a failure, its outcome comes later */
+		v->result = RES_PENDING;
+	} else if (v->op != MCPT__OP__OP_EXIT && v->ret < 0) {
+		v->result = RES_FAILURE;
+		v->err = v->ret >= -4095 ? (int)-v->ret : 0;
+	} else {
+		v->result = RES_SUCCESS;
+	}
+}
+
+#define LX_O_WRONLY 01
+
+static void decode_open(struct ev_view *v, const struct op_info *oi)
+{
+	const Mcpt__Event *e = v->raw;
+
+	v->has_open = true;
+	if (oi->a_flags < 0) { /* creat(path, mode) = open(O_CREAT|O_WRONLY|O_TRUNC) */
+		v->open_flags = LX_O_CREAT | LX_O_WRONLY | LX_O_TRUNC;
+		v->mode = (uint32_t)arg_at(e, 0);
+	} else {
+		v->dirfd = oi->a_flags ? arg_at(e, 0) : -100;
+		v->open_flags = (uint64_t)arg_at(e, (size_t)oi->a_flags);
+		v->mode = (uint32_t)arg_at(e, (size_t)oi->a_flags + 1);
+	}
+	v->write_intent = event_open_writes(v->open_flags);
+}
+
+/* data: the address the process gave or received; data2: the socket's as the kernel holds it
+ * after the call; arg[2], arg[3]: socket type and family from the kernel. */
+static void decode_sock(struct ev_view *v, const struct op_info *oi)
+{
+	const Mcpt__Event *e = v->raw;
+
+	v->fd = arg_at(e, 0);
+	v->sock_type = (int)arg_at(e, 2);
+	v->sock_family = (int)arg_at(e, 3);
+	if (e->data.data && e->data.len) {
+		v->has_addr = true;
+		sockaddr_decode(&v->addr, e->data.data, e->data.len,
+				oi->a_len >= 0 && e->n_args > (size_t)oi->a_len
+					? arg_at(e, (size_t)oi->a_len)
+					: -1);
+	}
+	if (e->data2.data && e->data2.len) {
+		v->has_peer = true;
+		sockaddr_decode(&v->peer, e->data2.data, e->data2.len, -1);
+	}
+}
+
+static void decode_op_specific(struct ev_view *v)
+{
+	const Mcpt__Event *e = v->raw;
+	const struct op_info *oi = op_find(v->op);
+
+	switch (oi ? oi->kind : K_PLAIN) {
+	case K_FORK:
+		v->child_pid = (uint32_t)arg_at(e, 0);
+		v->child_tid = (uint32_t)arg_at(e, 1);
+		v->child_pstart = (uint64_t)arg_at(e, 2);
+		v->thread = v->flags & MW_F_THREAD;
+		break;
+	case K_EXEC:
+		v->argv = bytes_of(&e->data);
+		break;
+	case K_EXIT:
+		v->exit_status = arg_at(e, 0);
+		v->group_dead = arg_at(e, 1) != 0;
+		break;
+	case K_OPEN:
+		decode_open(v, oi);
+		break;
+	case K_SOCK:
+		decode_sock(v, oi);
+		break;
+	default:
+		break;
+	}
+}
+
+void event_decode(struct ev_view *v, const Mcpt__Event *e)
+{
+	memset(v, 0, sizeof(*v));
+	v->raw = e;
+	v->seq = e->seq;
+	v->ts = e->ts;
+	v->pstart = e->pstart;
+	v->pid = e->pid;
+	v->tid = e->tid;
+	v->uid = e->uid;
+	v->gid = e->gid;
+	v->op = (int)e->op;
+	v->flags = e->flags;
+	v->family = event_op_family(v->op);
+	v->op_name = event_op_name(v->op);
+	if (!v->op_name) {
+		snprintf(v->op_buf, sizeof(v->op_buf), "op%d", v->op);
+		v->op_name = v->op_buf;
+	}
+	v->path = bytes_of(&e->path);
+	v->abs = bytes_of(&e->abs_path);
+	v->opened = bytes_of(&e->opened_path);
+	v->path2 = bytes_of(&e->path2);
+	v->abs2 = bytes_of(&e->abs_path2);
+	v->payload = bytes_of(&e->payload);
+	v->subject = v->abs.n ? v->abs : v->path;
+	decode_result(v);
+	decode_op_specific(v);
+}

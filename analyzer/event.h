@@ -1,0 +1,134 @@
+/*
+ * event.h - one normalized, read-only view of a trace Event record.
+ *
+ * Decoding is done once per record and shared by dump and the policy engine: the operation's
+ * name and family from one table, the path fields, the result (success, failure with its errno
+ * name, or pending for entry-time and unfinished records), open flags and write intent (open,
+ * openat, openat2, creat, open_by_handle_at), the argv of an exec, the socket addresses of
+ * socket calls. The meaning of args[] and data per operation is the one written on enum mw_op
+ * in bpf/events.h (mirrored by enum Op in proto/trace.proto).
+ * Nothing in a record is trusted: absent arguments read as 0, lengths are those of the bytes
+ * actually present.
+ */
+#ifndef MW_EVENT_H
+#define MW_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sockaddr.h"
+#include "strbuf.h"
+#include "trace.pb-c.h"
+
+enum ev_family {
+	FAM_NONE = 0,
+	FAM_PROCESS,
+	FAM_FILE,
+	FAM_NETWORK,
+	FAM_PRIVILEGE, /* injection and privilege */
+	FAM_EVASION,
+	FAM_CHANNEL,
+	FAM_COUNT,
+};
+
+enum ev_result {
+	RES_SUCCESS = 0,
+	RES_FAILURE,
+	RES_PENDING, /* entry-time record, or still pending when the trace ended */
+	RES_COUNT,
+};
+
+struct ev_bytes {
+	const uint8_t *p;
+	size_t n;
+};
+
+struct ev_view {
+	const Mcpt__Event *raw;
+	uint64_t seq, ts, pstart;
+	uint32_t pid, tid, uid, gid;
+	int op;
+	const char *op_name;
+	enum ev_family family;
+	uint32_t flags; /* MW_F_* */
+
+	int64_t ret;
+	enum ev_result result;
+	int err; /* positive errno when RES_FAILURE */
+
+	struct ev_bytes path;	/* as passed */
+	struct ev_bytes abs;	/* resolved to absolute in kernel */
+	struct ev_bytes opened; /* the file actually opened; exec: the binary loaded */
+	struct ev_bytes path2;	/* exec: interpreter; rename/link: target */
+	struct ev_bytes abs2;
+	struct ev_bytes subject; /* what "path" conditions match: abs if present, else path */
+
+	/* opens */
+	bool has_open;
+	uint64_t open_flags;
+	uint32_t mode;
+	bool write_intent;
+	int64_t dirfd;
+
+	/* exec: data = argv, NUL separated */
+	struct ev_bytes argv;
+
+	/* socket calls: the address given or received (data), the socket's own view after the
+	 * call (data2: the peer for connect/accept/send, the local address for bind/listen) */
+	bool has_addr;
+	struct mw_sockaddr addr;
+	bool has_peer;
+	struct mw_sockaddr peer;
+	int64_t fd;
+	int sock_type, sock_family; /* from the kernel's socket, 0 when unknown */
+	struct ev_bytes payload;    /* bytes sent, where the op records them (DNS queries) */
+
+	/* fork */
+	uint32_t child_pid, child_tid;
+	uint64_t child_pstart;
+	bool thread;
+
+	/* exit */
+	int64_t exit_status;
+	bool group_dead;
+
+	char op_buf[16]; /* name of an operation this analyzer does not know: "op<N>" */
+};
+
+/* Fills v from e (e must outlive v). Never fails. */
+void event_decode(struct ev_view *v, const Mcpt__Event *e);
+
+/* Operation table lookups. event_op_by_name returns -1 for an unknown name. */
+const char *event_op_name(int op);
+int event_op_by_name(const char *name);
+/* The i-th known operation name (table order), NULL past the end: for hints. */
+const char *event_op_name_at(size_t i);
+enum ev_family event_op_family(int op);
+const char *event_family_name(enum ev_family f);
+int event_family_by_name(const char *name); /* -1 if unknown */
+const char *event_result_name(enum ev_result r);
+int event_result_by_name(const char *name); /* -1 if unknown */
+
+/* "ENOENT", or "E<n>" for a number without a name; writes into buf when needed. */
+const char *event_errno_name(int err, char *buf, size_t len);
+/* Positive errno for a name such as "EACCES", or -1. */
+int event_errno_by_name(const char *name);
+
+/* Appends the open flags as "O_WRONLY|O_CREAT|O_TRUNC" (x86-64/asm-generic values; unknown
+ * bits as one hex number). */
+void event_format_open_flags(struct strbuf *sb, uint64_t flags);
+
+/* Write intent of open flags: write or read-write access, O_CREAT or O_TRUNC. */
+bool event_open_writes(uint64_t flags);
+
+/* Iterates over NUL-separated argv bytes: sets *arg to the next entry and returns true, or
+ * returns false at the end. *pos starts at 0. A last entry without its NUL (cut short) is
+ * returned too. */
+bool event_argv_next(const struct ev_bytes *argv, size_t *pos, struct ev_bytes *arg);
+
+/* Appends argv joined by single spaces, each entry escaped (no quoting): what argv globs match
+ * is the raw join; this is for display. */
+void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quote);
+
+#endif /* MW_EVENT_H */

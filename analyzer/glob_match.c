@@ -1,0 +1,164 @@
+/*
+ * glob_match.c - matching a compiled glob (see glob.h, glob_int.h): prefilters, then an NFA
+ * simulation that walks the subject once without backtracking, bit-parallel in one 64-bit
+ * word for patterns of up to 63 tokens, on a byte array otherwise.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glob.h"
+#include "glob_int.h"
+
+bool glob_tok_accepts(const struct glob *g, const struct tok *t, uint8_t b)
+{
+	bool path = g->flags & GLOB_PATH;
+
+	switch (t->kind) {
+	case T_LIT:
+		return b == t->c;
+	case T_ANY:
+	case T_STAR:
+		return !(path && b == '/');
+	case T_CLASS:
+		return (g->classes[t->class][b >> 3] >> (b & 7)) & 1;
+	case T_DSTAR:
+	case T_DIR_LOOP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int glob_build_tables(struct glob *g)
+{
+	struct glob_tables *tb;
+
+	if (g->n > GLOB_FAST_MAX)
+		return 0;
+	tb = calloc(1, sizeof(*tb));
+	if (!tb)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct tok *t = &g->toks[i];
+		uint64_t bit = 1ull << i;
+		bool loops = t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_LOOP;
+
+		for (unsigned b = 0; b < 256; b++) {
+			if (!glob_tok_accepts(g, t, (uint8_t)b))
+				continue;
+			if (loops)
+				tb->stay[b] |= bit;
+			if (!loops || (t->kind == T_DIR_LOOP && b == '/'))
+				tb->adv[b] |= bit;
+		}
+		if (t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_ENTRY)
+			tb->eps1 |= bit;
+		if (t->kind == T_DIR_ENTRY)
+			tb->eps2 |= bit;
+	}
+	g->tables = tb;
+	return 0;
+}
+
+/* Follows epsilon edges to a fixed point (they only lead forward: at most n rounds). */
+static uint64_t closure_bits(const struct glob_tables *tb, uint64_t s)
+{
+	uint64_t t;
+
+	for (;;) {
+		t = s | (s & tb->eps1) << 1 | (s & tb->eps2) << 2;
+		if (t == s)
+			return s;
+		s = t;
+	}
+}
+
+static bool match_fast(const struct glob *g, const uint8_t *s, size_t n, size_t from)
+{
+	const struct glob_tables *tb = g->tables;
+	uint64_t st = closure_bits(tb, 1ull << from);
+
+	for (size_t i = from; i < n && st; i++)
+		st = closure_bits(tb, (st & tb->adv[s[i]]) << 1 | (st & tb->stay[s[i]]));
+	return (st >> g->n) & 1;
+}
+
+/* The same on a byte array, for long patterns. */
+static void closure(const struct glob *g, uint8_t *set)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		if (!set[i])
+			continue;
+		if (g->toks[i].kind == T_STAR || g->toks[i].kind == T_DSTAR ||
+		    g->toks[i].kind == T_DIR_ENTRY)
+			set[i + 1] = 1;
+		if (g->toks[i].kind == T_DIR_ENTRY)
+			set[i + 2] = 1;
+	}
+}
+
+static bool step(const struct glob *g, const uint8_t *cur, uint8_t *nxt, uint8_t b)
+{
+	bool any = false;
+
+	memset(nxt, 0, g->n + 1);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct tok *t = &g->toks[i];
+		bool loops = t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_LOOP;
+
+		if (!cur[i] || !glob_tok_accepts(g, t, b))
+			continue;
+		if (loops)
+			nxt[i] = 1;
+		if (!loops || (t->kind == T_DIR_LOOP && b == '/'))
+			nxt[i + 1] = 1;
+	}
+	closure(g, nxt);
+	for (size_t i = 0; i <= g->n && !any; i++)
+		any = nxt[i];
+	return any;
+}
+
+static bool match_slow(const struct glob *g, const uint8_t *s, size_t n, size_t from)
+{
+	uint8_t stack[2][GLOB_MAX_TOKENS + 1];
+	uint8_t *cur = stack[0], *nxt = stack[1], *tmp;
+
+	memset(cur, 0, g->n + 1);
+	cur[from] = 1;
+	closure(g, cur);
+	for (size_t i = from; i < n; i++) {
+		if (!step(g, cur, nxt, s[i]))
+			return false;
+		tmp = cur, cur = nxt, nxt = tmp;
+	}
+	return cur[g->n];
+}
+
+/* Cheap necessary conditions: literal prefix, literal suffix, longest literal run. */
+static bool prefilter(const struct glob *g, const uint8_t *s, size_t n)
+{
+	size_t k = g->lit_prefix, x = g->lit_suffix;
+
+	if (n < k || (k && memcmp(s, g->lits, k) != 0))
+		return false;
+	if (g->literal)
+		return n == k;
+	if (x && (n < k + x || memcmp(s + n - x, g->lits + g->n - x, x) != 0))
+		return false;
+	if (g->req_len > k && g->req_len > x && !memmem(s, n, g->lits + g->req_at, g->req_len))
+		return false;
+	return true;
+}
+
+bool glob_match(const struct glob *g, const uint8_t *s, size_t n)
+{
+	if (!prefilter(g, s, n))
+		return false;
+	if (g->literal)
+		return true;
+	if (g->tables)
+		return match_fast(g, s, n, g->lit_prefix);
+	return match_slow(g, s, n, g->lit_prefix);
+}

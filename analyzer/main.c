@@ -1,0 +1,93 @@
+/*
+ * main.c - mcpwitness, the unprivileged analyzer: global options, then one subcommand from the
+ * table (bpftool style). Everything else lives in mw_analyzer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+static int do_help(int argc, char **argv);
+static void cmd_print_usage(FILE *out);
+
+static const struct cmd cmds[] = {
+	{"keygen", do_keygen, "keygen -o DIR                  create a signing key pair"},
+	{"verify", do_verify, "verify TRACE [--pubkey F]      check every seal of a trace"},
+	{"dump", do_dump, "dump TRACE [--json]            every record, one a line"},
+	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...   findings of policies on a trace"},
+	{"policy", do_policy, "policy check POLICY...         parse and compile policies"},
+	{"help", do_help, NULL},
+	{NULL, NULL, NULL},
+};
+
+static void cmd_print_usage(FILE *out)
+{
+	fputs("usage: mcpwitness [-v|-q] COMMAND [ARGS]\n\n", out);
+	for (const struct cmd *c = cmds; c->name; c++)
+		if (c->summary)
+			fprintf(out, "  mcpwitness %s\n", c->summary);
+	fputs("\nTRACE may be - (standard input). 'mcpwitness COMMAND --help' for options.\n"
+	      "Exit: 0 fine, 1 findings at or above --fail-on, 2 usage or input error,\n"
+	      "3 verification failed (verify: 0 complete, 1 invalid, 3 wrong key, 4 unsupported,\n"
+	      "5 valid prefix only).\n",
+	      out);
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	cmd_print_usage(stdout);
+	return MW_EXIT_OK;
+}
+
+/* Data that could not be written (full disk, closed pipe) must not exit 0. */
+static int close_stdout(int code)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return code;
+	p_err("failed to write the output: %s", strerror(errno));
+	return code == MW_EXIT_OK || code == MW_EXIT_FINDINGS ? MW_EXIT_USAGE : code;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt, level = LOG_WARN;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:hVvq", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			cmd_print_usage(stdout);
+			return MW_EXIT_OK;
+		case 'V':
+			printf("mcpwitness %s\n", MW_VERSION);
+			return MW_EXIT_OK;
+		case 'v':
+			level++;
+			break;
+		case 'q':
+			level = LOG_QUIET;
+			break;
+		default:
+			return cmd_opt_error("", argv, opt);
+		}
+	}
+	log_set_level(level);
+	if (optind >= argc) {
+		cmd_print_usage(stderr);
+		return MW_EXIT_USAGE;
+	}
+	return close_stdout(cmd_select(cmds, argc - optind, argv + optind, ""));
+}

@@ -1,0 +1,247 @@
+/*
+ * policy.h - policies: YAML files of lists, macros and rules, loaded, compiled into matchers
+ * before any event is read, and evaluated against every event (policies/README.md is the
+ * user's reference of the language).
+ *
+ * Life cycle:
+ *   policy__new → policy__load_file (once per -p file, in order; later files may use and
+ *   override what earlier ones define) → policy__compile (type-checks every value and compiles
+ *   globs, CIDRs, ports...; with variables that have no value yet it only checks) →
+ *   policy__compile again with the trace's variables once the header is known →
+ *   policy_rule_match per event → policy__free.
+ * Errors of user files go to a struct diag as "file:line:column: reason"; functions return
+ * -EINVAL when at least one error was recorded.
+ *
+ * The condition tree is generic: a node is all/any/not, a macro reference, or a field test
+ * (a field name from policy_field.c and a set of values). New fields (process ancestry, calls,
+ * channel messages) and new operators extend the field table and the value forms without
+ * changing this structure.
+ */
+#ifndef MW_POLICY_H
+#define MW_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cidr.h"
+#include "diag.h"
+#include "event.h"
+#include "vars.h"
+#include "ytree.h"
+
+#define POLICY_VERSION	1
+#define POLICY_FILE_MAX (16u << 20) /* bytes */
+
+enum severity {
+	SEV_INFO = 0,
+	SEV_LOW,
+	SEV_MEDIUM,
+	SEV_HIGH,
+	SEV_CRITICAL,
+	SEV_COUNT,
+};
+
+/* Names a rule message may use as "{name}", NULL-terminated (rendered by findings.c). */
+extern const char *const policy_placeholders[];
+
+const char *severity_name(enum severity s);
+int severity_by_name(const char *name); /* -1 if unknown */
+
+struct pol_list;
+
+/* One element of a list, or one value written in a condition: a literal, or "@name". */
+struct pol_value {
+	struct srcpos pos;
+	char *str; /* literal (NUL-terminated, len bytes) */
+	size_t len;
+	struct pol_list *ref; /* "@name": a list, expanded at compile time */
+};
+
+struct pol_list {
+	char *name;
+	struct srcpos pos;
+	struct pol_value *items;
+	size_t n;
+};
+
+/* A compiled value of a field test (the kinds are in policy_field.c). */
+struct fvalue {
+	struct srcpos pos;
+	bool never; /* uses a variable without a value: matches nothing */
+	struct glob *glob;
+	int64_t lo, hi; /* enum value, boolean, port range */
+	struct cidr cidr;
+};
+
+struct field_desc;
+
+struct field_test {
+	const struct field_desc *f;
+	struct srcpos pos;
+	struct pol_value *src; /* as written */
+	size_t n_src;
+	struct fvalue *v; /* compiled */
+	size_t n;
+};
+
+enum cond_kind {
+	COND_ALL,
+	COND_ANY,
+	COND_NOT,
+	COND_MACRO,
+	COND_FIELD,
+};
+
+struct pol_macro;
+
+struct cond {
+	enum cond_kind kind;
+	struct srcpos pos;
+	struct cond **kids; /* ALL, ANY (n >= 1), NOT (n == 1) */
+	size_t n;
+	struct pol_macro *macro;
+	struct field_test *test;
+};
+
+struct pol_macro {
+	char *name;
+	struct srcpos pos;
+	struct cond *cond;
+	size_t index; /* in policy.macros: its slot in eval_subject.macro_memo */
+};
+
+struct pol_exception {
+	char *name;
+	struct srcpos pos;
+	struct cond *cond;
+};
+
+struct pol_rule {
+	char *id;
+	struct srcpos pos;
+	char *description;
+	char *message; /* defaults to the description */
+	char *category;
+	enum severity severity;
+	char **tags;
+	size_t n_tags;
+	struct cond *cond;
+	struct pol_exception *exceptions;
+	size_t n_exceptions;
+	bool enabled;
+};
+
+struct pol_file {
+	char *path;
+	uint8_t digest[32]; /* BLAKE2b-256 of the file's bytes */
+	size_t size;
+};
+
+struct policy {
+	struct pol_file *files;
+	size_t n_files;
+	struct pol_list **lists;
+	size_t n_lists;
+	struct pol_macro **macros;
+	size_t n_macros;
+	struct pol_rule **rules; /* definition order; replaced rules keep their place */
+	size_t n_rules;
+};
+
+/* What a condition is evaluated against: the event and the process that did it. */
+struct eval_subject {
+	const struct ev_view *ev;
+	struct ev_bytes exe;  /* executable of the process (after an exec: the new one) */
+	struct ev_bytes argv; /* its argv joined by single spaces */
+	bool launch;	      /* this exec started the monitored server itself */
+	/* optional, one byte per macro, zeroed for each event: a macro used by several rules
+	 * is evaluated once per event (0 unknown, 1 false, 2 true) */
+	uint8_t *macro_memo;
+};
+
+struct policy *policy__new(void);
+void policy__free(struct policy *p);
+
+/* Reads, digests and parses one file into p. Returns 0, -EINVAL (errors in d), -ENOMEM, or
+ * -errno of the read (also reported in d). */
+int policy__load_file(struct policy *p, const char *path, struct diag *d);
+
+/* Compiles every field test with the variables vs. A variable without a value makes its
+ * patterns match nothing, with a warning when warn_unset is set (with a trace) and silently
+ * otherwise (policy check). Returns 0 or -EINVAL / -ENOMEM. */
+int policy__compile(struct policy *p, const struct vars *vs, bool warn_unset, struct diag *d);
+
+/* Number of enabled rules. */
+size_t policy__enabled_rules(const struct policy *p);
+
+/* Evaluation (policy_cond.c). */
+bool cond_eval(const struct cond *c, const struct eval_subject *s);
+/* The rule's condition holds and no exception does; *exc is set to the index of the first
+ * exception that held (or -1). */
+bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, int *exc);
+
+/* --- internal to the policy modules ------------------------------------------------------ */
+
+/* Loading context shared by policy.c, policy_rule.c and policy_cond.c. */
+struct pol_loader {
+	struct policy *p;
+	struct diag *d;
+	const char *file;
+};
+
+struct cond *cond_parse(struct pol_loader *ld, const struct ynode *n, int depth);
+void cond_free(struct cond *c);
+/* Compilation context: the variables, where errors go, and the variables found without a
+ * value (one warning each at the end, not one per pattern). */
+#define POL_UNSET_MAX 16
+struct pol_compile {
+	const struct vars *vs;
+	bool warn_unset;
+	struct diag *d;
+	struct {
+		char name[64];
+		struct srcpos first;
+		unsigned patterns;
+	} unset[POL_UNSET_MAX];
+	size_t n_unset;
+};
+
+int cond_compile(struct cond *c, struct pol_compile *pc);
+
+int rules_parse(struct pol_loader *ld, const struct ynode *seq);
+void rule_free(struct pol_rule *r);
+
+enum { POL_OVERRIDE_NONE = 0, POL_OVERRIDE_APPEND = 1, POL_OVERRIDE_REPLACE = 2 };
+
+/* Validates an "override" value against whether name was defined earlier (old != NULL):
+ * returns POL_OVERRIDE_* or -EINVAL (reported). */
+int pol_override_check(struct pol_loader *ld, const struct ynode *key, const struct ynode *ov,
+		       const struct srcpos *old, const char *what);
+/* Reports every key of map not in keys (NULL-terminated); -EINVAL if any. */
+int pol_check_keys(struct pol_loader *ld, const struct ynode *map, const char *const *keys,
+		   const char *what);
+void pol_unknown_key(struct pol_loader *ld, const struct ynode *key, const char *what,
+		     const char *const *cands);
+const char *pol_suggest(const char *s, const char *const *cands);
+bool pol_name_ok(const char *s, size_t len);
+
+struct pol_list *policy_find_list(const struct policy *p, const char *name);
+struct pol_macro *policy_find_macro(const struct policy *p, const char *name);
+struct pol_rule *policy_find_rule(const struct policy *p, const char *id);
+
+/* Parses a scalar into a pol_value: "@name" references a list that must exist. */
+int pol_value_parse(struct pol_loader *ld, const struct ynode *n, struct pol_value *out);
+void pol_value_fini(struct pol_value *v);
+char *pol_strdup_escaped(const char *s, size_t len); /* for messages */
+
+/* Field table (policy_field.c). */
+const struct field_desc *field_find(const char *name);
+const char *const *field_key_names(void); /* combinators and fields, NULL-terminated */
+const char *field_name(const struct field_desc *f);
+bool field_single_value(const struct field_desc *f); /* booleans take exactly one value */
+int field_test_compile(struct field_test *t, struct pol_compile *pc);
+bool field_test_eval(const struct field_test *t, const struct eval_subject *s);
+void field_test_free(struct field_test *t);
+
+#endif /* MW_POLICY_H */

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * chan.bpf.c - the MCP channel: the bytes any tracked task reads from the server's stdin object
+ * and writes to its stdout object, so the analyzer can rebuild every JSON-RPC message without
+ * the client's help.
+ *
+ * The objects are named by (device, inode) in the `chan` map, set by the collector at launch or
+ * attach, so a child that inherited stdout is captured too, and a dup'd fd is still the same
+ * object. Each call's transferred bytes (the result, not the request) are captured from user
+ * memory after the call in MW_DATA_MAX chunks, up to MW_CHAN_CHUNKS per call, each stamped with
+ * its offset in the stream; whatever is not captured (beyond that, a --stdio head:N limit,
+ * splice/sendfile) becomes a GAP record with its offsets and length, never a silent hole.
+ */
+#include "syscall.bpf.h"
+
+struct mw_cap {
+	const __u8 *ubuf; /* user buffer of this span */
+	__u64 len;	  /* bytes of the span to capture */
+	__u64 offset;	  /* stream offset of the span's first byte */
+	long ret;	  /* the syscall's result */
+	__u32 chunk0;	  /* chunk index of the span's first chunk within the call */
+	int fd;
+	__u16 op;
+	bool last_span;
+};
+
+static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
+{
+	struct mw_chan *c = bpf_map_lookup_elem(&chan, &dir);
+	struct file *f;
+
+	if (!c || !c->enabled)
+		return NULL;
+	f = mw_fd_file(fd);
+	if (!f || BPF_CORE_READ(f, f_inode, i_ino) != c->ino ||
+	    BPF_CORE_READ(f, f_inode, i_sb, s_dev) != c->dev)
+		return NULL;
+	return c;
+}
+
+static long mw_cap_chunk(__u32 i, void *data)
+{
+	struct mw_cap *c = data;
+	__u64 at = (__u64)i * MW_DATA_MAX;
+	struct mw_rec r;
+	struct mw_event *e;
+	__u32 n;
+
+	if (at >= c->len)
+		return 1;
+	n = c->len - at > MW_DATA_MAX ? MW_DATA_MAX : (__u32)(c->len - at);
+	e = mw_rec_begin(&r, c->op, c->ret);
+	if (!e)
+		return 1;
+	e->arg[0] = c->fd;
+	e->arg[1] = c->offset + at;
+	e->arg[2] = c->ret;
+	e->arg[3] = c->chunk0 + i;
+	if (c->last_span && at + n >= c->len)
+		e->flags |= MW_F_LAST;
+	mw_slot_bytes(&r, MW_S_DATA, c->ubuf + at, n, MW_DATA_MAX, true);
+	mw_rec_emit(&r);
+	return 0;
+}
+
+/* A record for bytes of the stream that were not captured; arg[3] = the direction. */
+static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset, __u64 len,
+					__u32 dir)
+{
+	struct mw_rec r;
+	struct mw_event *e = mw_rec_begin(&r, op, ret);
+
+	if (!e)
+		return;
+	e->flags |= MW_F_GAP | MW_F_TRUNC(MW_S_DATA);
+	e->arg[0] = fd;
+	e->arg[1] = offset;
+	e->arg[2] = len;
+	e->arg[3] = dir;
+	mw_rec_emit(&r);
+}
+
+/* Captures len bytes at ubuf (stream offset offset) within the call's chunk budget; returns the
+ * number of chunks used. Bytes over the budget or the head limit become a gap. */
+static __always_inline __u32 mw_cap_span(struct mw_chan *ch, __u16 op, int fd, long ret,
+					 const void *ubuf, __u64 len, __u64 offset, __u32 chunk0,
+					 __u64 call_done, bool last_span)
+{
+	struct mw_cap c = { .ubuf = ubuf, .op = op, .fd = fd, .ret = ret, .offset = offset,
+			    .chunk0 = chunk0, .last_span = last_span };
+	__u64 keep = len, budget = (__u64)(MW_CHAN_CHUNKS - chunk0) * MW_DATA_MAX;
+	__u32 chunks;
+
+	if (chunk0 >= MW_CHAN_CHUNKS)
+		keep = 0;
+	else if (keep > budget)
+		keep = budget;
+	if (ch->head && call_done + keep > ch->head)
+		keep = call_done >= ch->head ? 0 : ch->head - call_done;
+	c.len = keep;
+	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
+	if (chunks)
+		bpf_loop(chunks, mw_cap_chunk, &c, 0);
+	if (keep < len) {
+		if (!ch->head)
+			mw_loss(MW_LOSS_CHAN_CUT);
+		mw_chan_gap(op, fd, ret, offset + keep, len - keep,
+			    op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
+	}
+	return chunks;
+}
+
+/* read/write and pread/pwrite: one contiguous buffer. */
+static __always_inline int mw_chan_flat(long ret, __u32 dir)
+{
+	__u16 op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	struct pt_regs *regs;
+	struct mw_chan *ch;
+	__u64 offset;
+	int fd;
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+	regs = mw_regs();
+	fd = (int)mw_arg(regs, 0);
+	ch = mw_chan_match(fd, dir);
+	if (!ch)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, ret);
+	mw_cap_span(ch, op, fd, ret, (const void *)mw_arg(regs, 1), ret, offset, 0, 0, true);
+	return 0;
+}
+
+struct mw_iov_ctx {
+	struct mw_chan *ch;
+	const struct iovec *vec;
+	__u64 left;   /* transferred bytes not yet assigned to an iovec */
+	__u64 offset; /* stream offset of the next byte */
+	__u64 done;
+	long ret;
+	__u32 chunks;
+	int fd;
+	__u16 op;
+};
+
+static long mw_cap_iov(__u32 i, void *data)
+{
+	struct mw_iov_ctx *c = data;
+	struct iovec iov;
+	__u64 n;
+
+	if (!c->left || bpf_probe_read_user(&iov, sizeof(iov), &c->vec[i]))
+		return 1;
+	n = iov.iov_len < c->left ? iov.iov_len : c->left;
+	c->chunks += mw_cap_span(c->ch, c->op, c->fd, c->ret, iov.iov_base, n, c->offset,
+				 c->chunks, c->done, n == c->left);
+	c->left -= n;
+	c->offset += n;
+	c->done += n;
+	return 0;
+}
+
+/* readv/writev: the transferred bytes fill the iovecs in order. */
+static __always_inline int mw_chan_vec(long ret, __u32 dir)
+{
+	struct mw_iov_ctx c = { .ret = ret };
+	struct pt_regs *regs;
+	__u32 iovcnt;
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+	regs = mw_regs();
+	c.fd = (int)mw_arg(regs, 0);
+	c.ch = mw_chan_match(c.fd, dir);
+	if (!c.ch)
+		return 0;
+	c.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	c.vec = (const struct iovec *)mw_arg(regs, 1);
+	iovcnt = (__u32)mw_arg(regs, 2);
+	c.left = ret;
+	c.offset = __sync_fetch_and_add(&c.ch->offset, ret);
+	bpf_loop(iovcnt > 64 ? 64 : iovcnt, mw_cap_iov, &c, 0);
+	if (c.left) /* more iovecs than we walk: say so */
+		mw_chan_gap(c.op, c.fd, ret, c.offset, c.left, dir);
+	return 0;
+}
+
+MW_SYS_EXIT(read)
+{
+	return mw_chan_flat(ctx->ret, MW_CHAN_IN);
+}
+
+MW_SYS_EXIT(pread64)
+{
+	return mw_chan_flat(ctx->ret, MW_CHAN_IN);
+}
+
+MW_SYS_EXIT(readv)
+{
+	return mw_chan_vec(ctx->ret, MW_CHAN_IN);
+}
+
+MW_SYS_EXIT(write)
+{
+	return mw_chan_flat(ctx->ret, MW_CHAN_OUT);
+}
+
+MW_SYS_EXIT(pwrite64)
+{
+	return mw_chan_flat(ctx->ret, MW_CHAN_OUT);
+}
+
+MW_SYS_EXIT(writev)
+{
+	return mw_chan_vec(ctx->ret, MW_CHAN_OUT);
+}
+
+/* Bytes that reach or leave the channel without passing through user memory: noted with their
+ * offsets as a gap (out fd = the stdout object, or in fd = the stdin object). */
+static __always_inline int mw_chan_moved(long ret, int in_i, int out_i)
+{
+	__u32 dir = MW_CHAN_OUT;
+	struct pt_regs *regs;
+	struct mw_chan *ch;
+	__u64 offset;
+	int fd;
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+	regs = mw_regs();
+
+	fd = (int)mw_arg(regs, out_i);
+	ch = mw_chan_match(fd, MW_CHAN_OUT);
+	if (!ch) {
+		dir = MW_CHAN_IN;
+		fd = (int)mw_arg(regs, in_i);
+		ch = mw_chan_match(fd, MW_CHAN_IN);
+	}
+	if (!ch)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, ret);
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, ret, dir);
+	return 0;
+}
+
+MW_SYS_EXIT(splice)
+{
+	return mw_chan_moved(ctx->ret, 0, 2);
+}
+
+MW_SYS_EXIT(sendfile64)
+{
+	return mw_chan_moved(ctx->ret, 1, 0);
+}
+
+MW_SYS_EXIT(copy_file_range)
+{
+	return mw_chan_moved(ctx->ret, 0, 2);
+}

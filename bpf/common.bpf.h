@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * common.bpf.h - the body every handler shares: the membership test that untracked tasks pay
+ * (and nothing more), starting a record in the per-CPU scratch area, appending slots, emitting
+ * the record to the ring buffer with batched wake-ups, and counting every loss by reason.
+ *
+ * A handler is: if (!mw_is_tracked()) return 0; mw_rec_begin(); set args; append slots in slot
+ * order; mw_rec_emit(). Slots must be appended in increasing slot order: the decoder walks them
+ * back to back using slen[].
+ */
+#ifndef MW_COMMON_BPF_H
+#define MW_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "events.h"
+#include "maps.h"
+
+char LICENSE[] SEC("license") __weak = "GPL";
+
+struct mw_rec {
+	struct mw_scratch *s;
+	struct mw_event *e;
+	__u32 off; /* bytes of the record so far */
+};
+
+/* The only work an untracked task pays: one hash lookup on its tgid. */
+static __always_inline bool mw_is_tracked(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+static __always_inline void mw_loss(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &reason);
+
+	if (n)
+		*n += 1; /* per-CPU value: no atomic needed */
+}
+
+/* The user registers of the current task: syscall arguments are read from them at exit, so
+ * one program per syscall suffices (no entry program, no argument stash). */
+static __always_inline struct pt_regs *mw_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+static __always_inline struct mw_event *mw_rec_begin(struct mw_rec *r, __u16 op, __s64 ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 uid_gid = bpf_get_current_uid_gid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct mw_event *e;
+
+	r->s = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!r->s) {
+		mw_loss(MW_LOSS_TOO_LARGE);
+		return NULL;
+	}
+	e = (struct mw_event *)r->s->event;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts = bpf_ktime_get_boot_ns();
+	e->tgid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->uid = (__u32)uid_gid;
+	e->gid = uid_gid >> 32;
+	e->pstart = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->op = op;
+	e->ret = ret;
+	r->e = e;
+	r->off = MW_EVENT_HDR_SIZE;
+	return e;
+}
+
+/* Appends a NUL-terminated string read from user (or kernel) memory, without its NUL. A read
+ * that fills cap is flagged truncated; a faulting pointer leaves the slot empty and flagged. */
+static __always_inline void mw_slot_str(struct mw_rec *r, int slot, const void *src, __u32 cap,
+					bool user)
+{
+	__u32 off = r->off;
+	long n;
+
+	if (off >= MW_EVENT_MAX) {
+		r->e->flags |= MW_F_TRUNC(slot);
+		return;
+	}
+	if (user)
+		n = bpf_probe_read_user_str(&r->s->event[off & (MW_EVENT_MAX - 1)], cap, src);
+	else
+		n = bpf_probe_read_kernel_str(&r->s->event[off & (MW_EVENT_MAX - 1)], cap, src);
+	if (n <= 0) {
+		r->e->flags |= MW_F_FAULT;
+		return;
+	}
+	if (n >= cap)
+		r->e->flags |= MW_F_TRUNC(slot);
+	n -= 1;
+	r->e->slen[slot] = n;
+	r->off = off + n;
+}
+
+/* Appends len bytes of user (or kernel) memory; len above cap is cut to cap and flagged. */
+static __always_inline void mw_slot_bytes(struct mw_rec *r, int slot, const void *src, __u32 len,
+					  __u32 cap, bool user)
+{
+	__u32 off = r->off;
+	long err;
+
+	if (len > cap) {
+		len = cap;
+		r->e->flags |= MW_F_TRUNC(slot);
+	}
+	if (off >= MW_EVENT_MAX) {
+		r->e->flags |= MW_F_TRUNC(slot);
+		return;
+	}
+	if (len > MW_DATA_MAX)
+		return;
+	barrier_var(len);
+	if (len == 0)
+		return;
+	if (user)
+		err = bpf_probe_read_user(&r->s->event[off & (MW_EVENT_MAX - 1)], len, src);
+	else
+		err = bpf_probe_read_kernel(&r->s->event[off & (MW_EVENT_MAX - 1)], len, src);
+	if (err) {
+		r->e->flags |= MW_F_FAULT;
+		return;
+	}
+	r->e->slen[slot] = len;
+	r->off = off + len;
+}
+
+/* Assigns the sequence number and hands the record to the ring buffer. Wakes the collector only
+ * when enough bytes wait (it also polls on a short timeout), so a burst costs one wake-up. */
+static __always_inline void mw_rec_emit(struct mw_rec *r)
+{
+	__u32 zero = 0;
+	__u64 *seq = bpf_map_lookup_elem(&seqno, &zero);
+	__u32 size = r->off;
+	__u64 flags;
+
+	if (!seq)
+		return;
+	r->e->seq = __sync_fetch_and_add(seq, 1);
+	if (size > MW_SCRATCH_EVENT) {
+		mw_loss(MW_LOSS_TOO_LARGE);
+		return;
+	}
+	barrier_var(size);
+	r->e->size = size;
+	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= mw_wakeup_bytes ?
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, r->e, size, flags))
+		mw_loss(MW_LOSS_RINGBUF_FULL);
+}
+
+#endif /* MW_COMMON_BPF_H */

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * file.bpf.c - the file family. One program per syscall at its exit (arguments from the saved
+ * registers, see syscall.bpf.h), so each record carries the arguments and the result.
+ *
+ * A path argument is recorded as passed and, when relative, resolved in kernel against the cwd
+ * or the dirfd. A successful open also records the file actually opened, walked from the new fd,
+ * with its device and inode: a symlink escape or an argument rewritten by another thread after
+ * entry shows as a difference. Opens may block (FIFOs), so they are also stashed at entry.
+ */
+#include "syscall.bpf.h"
+
+/* ---- opens ---------------------------------------------------------------------------------- */
+
+MW_SYS_ENTER(openat)
+{
+	if (mw_is_tracked())
+		mw_inflight_begin(MW_OP_OPENAT, mw_regs(), MW_INT(0), MW_UINT(2), MW_UINT(3), 0);
+	return 0;
+}
+
+MW_SYS_EXIT(openat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_OPENAT, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+		return 0;
+	mw_inflight_end();
+	return mw_sys_path1(&s, ctx->ret, 0, 1, true);
+}
+
+MW_SYS_ENTER(open)
+{
+	if (mw_is_tracked())
+		mw_inflight_begin(MW_OP_OPEN, mw_regs(), MW_UINT(1), MW_UINT(2), 0, 0);
+	return 0;
+}
+
+MW_SYS_EXIT(open)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_OPEN, ctx->ret, MW_UINT(1), MW_UINT(2), 0, 0))
+		return 0;
+	mw_inflight_end();
+	return mw_sys_path1(&s, ctx->ret, -1, 0, true);
+}
+
+MW_SYS_EXIT(creat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_CREAT, ctx->ret, MW_UINT(1), 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, true);
+}
+
+MW_SYS_EXIT(openat2)
+{
+	struct open_how how = {};
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_OPENAT2, ctx->ret, MW_INT(0), 0, 0, 0);
+
+	if (!e)
+		return 0;
+	if (bpf_probe_read_user(&how, sizeof(how), mw_uptr(&s, 2)) == 0) {
+		e->arg[1] = how.flags;
+		e->arg[2] = how.mode;
+		e->arg[3] = how.resolve;
+	} else {
+		e->flags |= MW_F_FAULT;
+	}
+	return mw_sys_path1(&s, ctx->ret, 0, 1, true);
+}
+
+MW_SYS_EXIT(open_by_handle_at)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_OPEN_BY_HANDLE_AT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+		return 0;
+	if (ctx->ret >= 0)
+		mw_fd_path(&s.r, MW_S_OPENED, (int)ctx->ret);
+	return mw_sys_plain(&s);
+}
+
+/* ---- create, remove, rename, link ----------------------------------------------------------- */
+
+MW_SYS_EXIT(mkdir)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_MKDIR, ctx->ret, MW_UINT(1), 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(mkdirat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_MKDIRAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}
+
+MW_SYS_EXIT(mknod)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_MKNOD, ctx->ret, MW_UINT(1), MW_UINT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(mknodat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_MKNODAT, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}
+
+MW_SYS_EXIT(unlink)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_UNLINK, ctx->ret, 0, 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(unlinkat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_UNLINKAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}
+
+MW_SYS_EXIT(rmdir)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_RMDIR, ctx->ret, 0, 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(rename)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_RENAME, ctx->ret, 0, 0, 0, 0))
+		return 0;
+	return mw_sys_path2(&s, -1, 0, -1, 1);
+}
+
+MW_SYS_EXIT(renameat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_RENAMEAT, ctx->ret, MW_INT(0), MW_INT(2), 0, 0))
+		return 0;
+	return mw_sys_path2(&s, 0, 1, 2, 3);
+}
+
+MW_SYS_EXIT(renameat2)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_RENAMEAT2, ctx->ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
+		return 0;
+	return mw_sys_path2(&s, 0, 1, 2, 3);
+}
+
+MW_SYS_EXIT(link)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_LINK, ctx->ret, 0, 0, 0, 0))
+		return 0;
+	return mw_sys_path2(&s, -1, 0, -1, 1);
+}
+
+MW_SYS_EXIT(linkat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_LINKAT, ctx->ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
+		return 0;
+	return mw_sys_path2(&s, 0, 1, 2, 3);
+}
+
+/* symlink(target, linkpath): the link is the path acted on; its target is content, kept as
+ * given (a relative target is relative to the link's directory, not to the cwd). */
+static __always_inline int mw_symlink(struct mw_sys *s, int dfd_i, int target_i, int link_i)
+{
+	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
+
+	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, link_i));
+	mw_slot_str(&s->r, MW_S_PATH2, mw_uptr(s, target_i), MW_PATH_MAX, true);
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+MW_SYS_EXIT(symlink)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_SYMLINK, ctx->ret, 0, 0, 0, 0))
+		return 0;
+	return mw_symlink(&s, -1, 0, 1);
+}
+
+MW_SYS_EXIT(symlinkat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_SYMLINKAT, ctx->ret, MW_INT(1), 0, 0, 0))
+		return 0;
+	return mw_symlink(&s, 1, 0, 2);
+}
+
+/* ---- attributes and size -------------------------------------------------------------------- */
+
+MW_SYS_EXIT(truncate)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_TRUNCATE, ctx->ret, MW_LONG(1), 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(ftruncate)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FTRUNCATE, ctx->ret, MW_INT(0), MW_LONG(1), 0, 0))
+		return 0;
+	return mw_sys_fd(&s, 0);
+}
+
+MW_SYS_EXIT(chmod)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_CHMOD, ctx->ret, MW_UINT(1), 0, 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(fchmod)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FCHMOD, ctx->ret, MW_INT(0), MW_UINT(1), 0, 0))
+		return 0;
+	return mw_sys_fd(&s, 0);
+}
+
+MW_SYS_EXIT(fchmodat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FCHMODAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}
+
+MW_SYS_EXIT(fchmodat2)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FCHMODAT2, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}
+
+MW_SYS_EXIT(chown)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_CHOWN, ctx->ret, MW_INT(1), MW_INT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(lchown)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_LCHOWN, ctx->ret, MW_INT(1), MW_INT(2), 0, 0))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+}
+
+MW_SYS_EXIT(fchown)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FCHOWN, ctx->ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
+		return 0;
+	return mw_sys_fd(&s, 0);
+}
+
+MW_SYS_EXIT(fchownat)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_FCHOWNAT, ctx->ret, MW_INT(0), MW_INT(2), MW_INT(3), MW_UINT(4)))
+		return 0;
+	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+}

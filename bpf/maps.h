@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * maps.h - every map and read-only global of the BPF side, in one place.
+ *
+ * The per-family objects (proc.bpf.c, file.bpf.c, net.bpf.c) are linked into one object by
+ * `bpftool gen object`; the definitions are __weak so each object may include this header and
+ * the linker keeps a single instance of each.
+ */
+#ifndef MW_MAPS_H
+#define MW_MAPS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "events.h"
+
+/* Sizes the collector may change before load (bpf_map__set_max_entries). */
+#define MW_MAX_TRACKED	 65536
+#define MW_RINGBUF_BYTES (16u << 20)
+
+/* Scratch layout per CPU: the record being built, then a buffer the path walk fills backwards.
+ * Slot appends mask their offset with MW_EVENT_MAX - 1 and read at most MW_DATA_MAX bytes, so
+ * the record area is MW_EVENT_MAX + MW_DATA_MAX long. */
+#define MW_SCRATCH_EVENT (MW_EVENT_MAX + MW_DATA_MAX)
+#define MW_SCRATCH_PATH	 (2 * MW_PATH_MAX)
+
+struct mw_scratch {
+	__u8 event[MW_SCRATCH_EVENT];
+	__u8 path[MW_SCRATCH_PATH];
+};
+
+/* Read-only configuration, set by the collector between open and load. */
+const volatile __u32 mw_schema_version __weak = MW_SCHEMA_VERSION;
+/* Wake the collector only once this many bytes wait in the ring (batch draining); below it the
+ * collector's poll timeout picks them up. */
+const volatile __u64 mw_wakeup_bytes __weak = 256 * 1024;
+
+/* The tracked set: tgid -> start_boottime of the process when it was added. Seeded by the
+ * collector with the launched server, propagated at fork in kernel, removed when the group dies. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MW_MAX_TRACKED);
+	__type(key, __u32);
+	__type(value, __u64);
+} tracked SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MW_RINGBUF_BYTES);
+} events SEC(".maps") __weak;
+
+/* Calls that may block, from entry to exit (struct mw_inflight, keyed by tid). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct mw_inflight);
+} inflight SEC(".maps") __weak;
+
+/* The MCP channel's two objects (struct mw_chan, index enum mw_chan_dir). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MW_CHAN_DIRS);
+	__type(key, __u32);
+	__type(value, struct mw_chan);
+} chan SEC(".maps") __weak;
+
+/* One scratch area per CPU. An ARRAY indexed by CPU (sized by the collector to the number of
+ * possible CPUs) rather than a PERCPU_ARRAY, whose values are limited to 32 KiB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to libbpf_num_possible_cpus() before load */
+	__type(key, __u32);
+	__type(value, struct mw_scratch);
+} scratch SEC(".maps") __weak;
+
+/* Per-reason loss counters (enum mw_loss). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MW_LOSS_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps") __weak;
+
+/* The next sequence number (one global counter: gaps in the trace are losses). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} seqno SEC(".maps") __weak;
+
+#endif /* MW_MAPS_H */

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * net.bpf.c - the network family, at syscall exit with arguments from the saved registers.
+ *
+ * Each record holds the address as the process passed it (DATA) and the socket's address as
+ * the kernel holds it after the call (DATA2: the peer for connect/accept/send, the local one for
+ * bind/listen), so a rewritten argument or a surprising route shows. Socket type and family
+ * come from the kernel socket. Plain sends on connected stream sockets are not recorded (the
+ * connect was); a datagram is recorded when it names a destination or goes to port 53, and
+ * then its first bytes are kept so the analyzer can read the DNS query name.
+ *
+ * connect and accept may block: their entry programs also emit an entry-time record, so an
+ * attempt that never returns is still evidence, and stash the call as in flight.
+ */
+#include "syscall.bpf.h"
+#include <bpf/bpf_endian.h>
+
+#define MW_AF_UNIX  1
+#define MW_AF_INET  2
+#define MW_AF_INET6 10
+#define MW_S_IFMT   00170000
+#define MW_S_IFSOCK 0140000
+#define MW_SOCK_DGRAM 2
+#define MW_DNS_PORT 53
+
+/* The struct sock behind fd, or NULL if fd is not a socket. */
+static __always_inline struct sock *mw_fd_sock(int fd, struct socket **sockp)
+{
+	struct file *f = mw_fd_file(fd);
+	struct socket *sock;
+
+	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & MW_S_IFMT) != MW_S_IFSOCK)
+		return NULL;
+	sock = BPF_CORE_READ(f, private_data);
+	if (sockp)
+		*sockp = sock;
+	return sock ? BPF_CORE_READ(sock, sk) : NULL;
+}
+
+/* arg[2] = socket type, arg[3] = family of fd's socket. */
+static __always_inline struct sock *mw_sock_kind(struct mw_event *e, int fd)
+{
+	struct socket *sock = NULL;
+	struct sock *sk = mw_fd_sock(fd, &sock);
+
+	if (!sk)
+		return NULL;
+	e->arg[2] = BPF_CORE_READ(sock, type);
+	e->arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
+	return sk;
+}
+
+/* Writes the socket's peer (or local) address into slot as a struct sockaddr. */
+static __always_inline void mw_slot_sockname(struct mw_rec *r, int slot, struct sock *sk, bool peer)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u32 off = r->off;
+	__u8 *dst;
+	__u32 n = 0;
+
+	if (!sk || off >= MW_EVENT_MAX)
+		return;
+	dst = &r->s->event[off & (MW_EVENT_MAX - 1)];
+	if (family == MW_AF_INET) {
+		struct sockaddr_in *in = (void *)dst;
+
+		__builtin_memset(in, 0, sizeof(*in));
+		in->sin_family = MW_AF_INET;
+		if (peer) {
+			in->sin_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
+			in->sin_addr.s_addr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		} else {
+			in->sin_port = bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num));
+			in->sin_addr.s_addr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		}
+		n = sizeof(*in);
+	} else if (family == MW_AF_INET6) {
+		struct sockaddr_in6 *in6 = (void *)dst;
+
+		__builtin_memset(in6, 0, sizeof(*in6));
+		in6->sin6_family = MW_AF_INET6;
+		if (peer) {
+			in6->sin6_port = BPF_CORE_READ(sk, __sk_common.skc_dport);
+			BPF_CORE_READ_INTO(&in6->sin6_addr, sk, __sk_common.skc_v6_daddr);
+		} else {
+			in6->sin6_port = bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num));
+			BPF_CORE_READ_INTO(&in6->sin6_addr, sk, __sk_common.skc_v6_rcv_saddr);
+		}
+		n = sizeof(*in6);
+	} else if (family == MW_AF_UNIX) {
+		struct unix_sock *u = (struct unix_sock *)sk;
+		struct unix_address *addr;
+		int len;
+
+		if (peer)
+			u = (struct unix_sock *)BPF_CORE_READ(u, peer);
+		addr = u ? BPF_CORE_READ(u, addr) : NULL;
+		if (!addr)
+			return;
+		len = BPF_CORE_READ(addr, len);
+		if (len <= 0 || len > (int)sizeof(struct sockaddr_un))
+			return;
+		if (bpf_probe_read_kernel(dst, len & 0x7f, __builtin_preserve_access_index(&addr->name)))
+			return;
+		n = len & 0x7f;
+	}
+	if (!n)
+		return;
+	r->e->slen[slot] = n;
+	r->off = off + n;
+}
+
+/* Destination port of the address in slot (0 if not inet), read back from the record. */
+static __always_inline __u16 mw_slot_port(struct mw_rec *r, __u32 slot_off, int slot)
+{
+	__u8 *a = &r->s->event[slot_off & (MW_EVENT_MAX - 1)];
+	__u16 family, port;
+
+	if (r->e->slen[slot] < 4)
+		return 0;
+	family = a[0] | a[1] << 8;
+	if (family != MW_AF_INET && family != MW_AF_INET6)
+		return 0;
+	port = a[2] << 8 | a[3];
+	return port;
+}
+
+static __always_inline __u16 mw_sock_dport(struct sock *sk)
+{
+	return sk ? bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport)) : 0;
+}
+
+/* ---- socket, connect, bind, listen ---------------------------------------------------------- */
+
+MW_SYS_EXIT(socket)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_SOCKET, ctx->ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
+		return 0;
+	return mw_sys_plain(&s);
+}
+
+MW_SYS_ENTER(connect)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, 0, MW_INT(0), MW_UINT(2), 0, 0);
+
+	if (!e)
+		return 0;
+	e->flags |= MW_F_ENTRY;
+	mw_inflight_begin(MW_OP_CONNECT, s.regs, MW_INT(0), MW_UINT(2), 0, 0);
+	mw_sock_kind(e, mw_iarg(&s, 0));
+	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 1), (__u32)e->arg[1], MW_SOCKADDR_MAX, true);
+	return mw_sys_plain(&s);
+}
+
+MW_SYS_EXIT(connect)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct sock *sk;
+
+	if (!e)
+		return 0;
+	mw_inflight_end();
+	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 1), (__u32)e->arg[1], MW_SOCKADDR_MAX, true);
+	if (sk)
+		mw_slot_sockname(&s.r, MW_S_DATA2, sk, true);
+	return mw_sys_plain(&s);
+}
+
+MW_SYS_EXIT(bind)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_BIND, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct sock *sk;
+
+	if (!e)
+		return 0;
+	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 1), (__u32)e->arg[1], MW_SOCKADDR_MAX, true);
+	if (sk)
+		mw_slot_sockname(&s.r, MW_S_DATA2, sk, false);
+	return mw_sys_plain(&s);
+}
+
+MW_SYS_EXIT(listen)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_LISTEN, ctx->ret, MW_INT(0), MW_INT(1), 0, 0);
+	struct sock *sk;
+
+	if (!e)
+		return 0;
+	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	if (sk)
+		mw_slot_sockname(&s.r, MW_S_DATA2, sk, false);
+	return mw_sys_plain(&s);
+}
+
+/* ---- accept --------------------------------------------------------------------------------- */
+
+static __always_inline int mw_accept_enter(__u16 op)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, op, 0, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0,
+					  0, 0);
+
+	if (!e)
+		return 0;
+	e->flags |= MW_F_ENTRY;
+	mw_inflight_begin(op, s.regs, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0, 0, 0);
+	mw_sock_kind(e, mw_iarg(&s, 0));
+	return mw_sys_plain(&s);
+}
+
+static __always_inline int mw_accept_exit(struct trace_event_raw_sys_exit *ctx, __u16 op)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, op, ctx->ret, MW_INT(0),
+					  op == MW_OP_ACCEPT4 ? MW_INT(3) : 0, 0, 0);
+	const void *uaddr;
+	struct sock *sk;
+	int len = 0;
+
+	if (!e)
+		return 0;
+	mw_inflight_end();
+	if (ctx->ret < 0) {
+		mw_sock_kind(e, mw_iarg(&s, 0));
+		return mw_sys_plain(&s);
+	}
+	sk = mw_sock_kind(e, (int)ctx->ret);
+	uaddr = mw_uptr(&s, 1);
+	if (uaddr && bpf_probe_read_user(&len, sizeof(len), mw_uptr(&s, 2)) == 0 && len > 0)
+		mw_slot_bytes(&s.r, MW_S_DATA, uaddr, (__u32)len, MW_SOCKADDR_MAX, true);
+	if (sk)
+		mw_slot_sockname(&s.r, MW_S_DATA2, sk, true);
+	return mw_sys_plain(&s);
+}
+
+MW_SYS_ENTER(accept)
+{
+	return mw_accept_enter(MW_OP_ACCEPT);
+}
+
+MW_SYS_EXIT(accept)
+{
+	return mw_accept_exit(ctx, MW_OP_ACCEPT);
+}
+
+MW_SYS_ENTER(accept4)
+{
+	return mw_accept_enter(MW_OP_ACCEPT4);
+}
+
+MW_SYS_EXIT(accept4)
+{
+	return mw_accept_exit(ctx, MW_OP_ACCEPT4);
+}
+
+/* ---- sends ---------------------------------------------------------------------------------- */
+
+/* Finishes a send record: DATA (the destination as passed, if any) is already appended at
+ * data_off. Keeps DATA2 (the connected peer) and, for port 53, the first bytes of buf. Returns
+ * 0 without emitting when the send is neither addressed nor DNS. */
+static __always_inline int mw_send_finish(struct mw_sys *s, struct sock *sk, __u32 data_off,
+					  const void *buf, __u64 len, bool addressed)
+{
+	__u16 port = addressed ? mw_slot_port(&s->r, data_off, MW_S_DATA) : mw_sock_dport(sk);
+
+	if (!addressed && !(port == MW_DNS_PORT && s->r.e->arg[2] == MW_SOCK_DGRAM))
+		return 0;
+	if (sk && !addressed)
+		mw_slot_sockname(&s->r, MW_S_DATA2, sk, true);
+	if (port == MW_DNS_PORT && buf)
+		mw_slot_bytes(&s->r, MW_S_PAYLOAD, buf, len > MW_PAYLOAD_MAX ? MW_PAYLOAD_MAX : len,
+			      MW_PAYLOAD_MAX, true);
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+MW_SYS_EXIT(sendto)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDTO, ctx->ret, MW_INT(0), MW_LONG(2), 0, 0);
+	const void *addr;
+	struct sock *sk;
+	__u32 data_off;
+
+	if (!e)
+		return 0;
+	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	addr = mw_uptr(&s, 4);
+	data_off = s.r.off;
+	if (addr)
+		mw_slot_bytes(&s.r, MW_S_DATA, addr, (__u32)mw_arg(s.regs, 5), MW_SOCKADDR_MAX, true);
+	return mw_send_finish(&s, sk, data_off, mw_uptr(&s, 1), e->arg[1], addr != NULL);
+}
+
+/* Appends msg_name of a user msghdr to DATA; returns the first iovec in *iov. */
+static __always_inline bool mw_msghdr(struct mw_sys *s, const struct user_msghdr *umsg,
+				      struct iovec *iov)
+{
+	struct user_msghdr m = {};
+
+	iov->iov_base = NULL;
+	iov->iov_len = 0;
+	if (bpf_probe_read_user(&m, sizeof(m), umsg))
+		return false;
+	if (m.msg_iov && m.msg_iovlen > 0)
+		bpf_probe_read_user(iov, sizeof(*iov), m.msg_iov);
+	if (!m.msg_name)
+		return false;
+	mw_slot_bytes(&s->r, MW_S_DATA, m.msg_name, (__u32)m.msg_namelen, MW_SOCKADDR_MAX, true);
+	return true;
+}
+
+MW_SYS_EXIT(sendmsg)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMSG, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct iovec iov;
+	struct sock *sk;
+	__u32 data_off;
+	bool addressed;
+
+	if (!e)
+		return 0;
+	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	data_off = s.r.off;
+	addressed = mw_msghdr(&s, mw_uptr(&s, 1), &iov);
+	return mw_send_finish(&s, sk, data_off, iov.iov_base, iov.iov_len, addressed);
+}
+
+struct mw_mmsg_ctx {
+	long ret;
+	int fd;
+	const struct mmsghdr *vec;
+};
+
+/* One record per message of a sendmmsg, built in bpf_loop so the verifier sees it once. */
+static long mw_mmsg_one(__u32 i, void *data)
+{
+	struct mw_mmsg_ctx *c = data;
+	struct iovec iov;
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMMSG, c->ret, 0, 0, 0, 0);
+	struct sock *sk;
+	__u32 data_off;
+	bool addressed;
+
+	if (!e)
+		return 1;
+	e->arg[0] = c->fd;
+	e->arg[1] = i;
+	sk = mw_sock_kind(e, c->fd);
+	data_off = s.r.off;
+	addressed = mw_msghdr(&s, &c->vec[i].msg_hdr, &iov);
+	mw_send_finish(&s, sk, data_off, iov.iov_base, iov.iov_len, addressed);
+	return 0;
+}
+
+MW_SYS_EXIT(sendmmsg)
+{
+	struct mw_mmsg_ctx c;
+	struct pt_regs *regs;
+	__u32 n;
+
+	if (!mw_is_tracked())
+		return 0;
+	regs = mw_regs();
+	c.ret = ctx->ret;
+	c.fd = (int)mw_arg(regs, 0);
+	c.vec = (const struct mmsghdr *)mw_arg(regs, 1);
+	n = (__u32)mw_arg(regs, 2);
+	if (ctx->ret > 0 && (__u32)ctx->ret < n)
+		n = (__u32)ctx->ret; /* only the messages that were sent */
+	bpf_loop(n > 8 ? 8 : n, mw_mmsg_one, &c, 0);
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * path.bpf.h - absolute paths resolved in kernel.
+ *
+ * bpf_d_path() is only allowed in fentry/LSM programs, which this kernel refuses, so the path of
+ * a `struct path` is rebuilt here the way the kernel's prepend_path() does: walk d_parent up to
+ * the mount root, cross to the parent mount at its mountpoint, stop at the task's root. The
+ * walk runs in bpf_loop (verified once, whatever the depth) for up to MW_WALK_STEPS steps and
+ * writes components backwards into the per-CPU path buffer.
+ *
+ * Honesty rules (DESIGN.md section 4): a walk that runs out of steps or bytes yields the suffix
+ * it has *without* its leading '/', flagged truncated, so it can never pass for an absolute
+ * path; a walk that ends at a mount outside the task's root (pipes, sockets, anonymous inodes,
+ * paths beyond a chroot) yields nothing, flagged unresolved.
+ */
+#ifndef MW_PATH_BPF_H
+#define MW_PATH_BPF_H
+
+#include "common.bpf.h"
+
+#define MW_WALK_STEPS 160 /* components + mount crossings; DESIGN.md asks for at least 64 */
+
+enum mw_walk_state {
+	MW_WALK_RUNNING = 0,
+	MW_WALK_DONE = 1,
+	MW_WALK_TRUNC = 2,
+	MW_WALK_UNRES = 3,
+};
+
+struct mw_walk {
+	struct dentry *d;
+	struct vfsmount *vm;
+	struct mount *mnt;
+	struct dentry *root_d;
+	struct vfsmount *root_vm;
+	__u32 pos; /* start of the path in scratch->path; the path ends at MW_PATH_MAX */
+	__u32 state;
+};
+
+static __always_inline struct mount *mw_real_mount(struct vfsmount *vm)
+{
+	return (struct mount *)((void *)vm - bpf_core_field_offset(struct mount, mnt));
+}
+
+static long mw_walk_step(__u32 i, void *ctx)
+{
+	struct mw_walk *w = ctx;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct mw_scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	/* locals: CO-RE reads must start from a kernel type, not from struct mw_walk */
+	struct dentry *d = w->d;
+	struct vfsmount *vm = w->vm;
+	struct mount *mnt = w->mnt;
+	struct dentry *up;
+	struct qstr name;
+	__u32 len, pos;
+
+	if (!s) {
+		w->state = MW_WALK_UNRES;
+		return 1;
+	}
+	if (d == w->root_d && vm == w->root_vm) {
+		w->state = MW_WALK_DONE;
+		return 1;
+	}
+	if (d == BPF_CORE_READ(vm, mnt_root)) {
+		struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (parent == mnt) { /* a root we are not under: not reachable from the task */
+			w->state = MW_WALK_UNRES;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = parent;
+		w->vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	}
+	up = BPF_CORE_READ(d, d_parent);
+	if (up == d) { /* disconnected: the root of an unmounted (pseudo) filesystem */
+		w->state = MW_WALK_UNRES;
+		return 1;
+	}
+	name = BPF_CORE_READ(d, d_name);
+	len = name.len;
+	pos = w->pos;
+	if (len + 1 > pos) {
+		w->state = MW_WALK_TRUNC;
+		return 1;
+	}
+	pos -= len;
+	if (bpf_probe_read_kernel(&s->path[pos & (MW_PATH_MAX - 1)], len & (MW_PATH_MAX - 1),
+				  name.name)) {
+		w->state = MW_WALK_UNRES;
+		return 1;
+	}
+	pos -= 1;
+	s->path[pos & (MW_PATH_MAX - 1)] = '/';
+	w->pos = pos;
+	w->d = up;
+	return 0;
+}
+
+/* Walks p (a kernel struct path) against the current task's root. On return the path occupies
+ * scratch->path[*start .. MW_PATH_MAX); the result is one of enum mw_walk_state. */
+static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p, __u32 *start)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mw_walk w = {};
+
+	w.d = BPF_CORE_READ(p, dentry);
+	w.vm = BPF_CORE_READ(p, mnt);
+	if (!w.d || !w.vm)
+		return MW_WALK_UNRES;
+	w.mnt = mw_real_mount(w.vm);
+	w.root_d = BPF_CORE_READ(task, fs, root.dentry);
+	w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+	w.pos = MW_PATH_MAX;
+	bpf_loop(MW_WALK_STEPS, mw_walk_step, &w, 0);
+	if (w.state == MW_WALK_RUNNING)
+		w.state = MW_WALK_TRUNC;
+	if (w.state == MW_WALK_DONE && w.pos == MW_PATH_MAX) { /* the root itself */
+		w.pos = MW_PATH_MAX - 1;
+		r->s->path[MW_PATH_MAX - 1] = '/';
+	}
+	if (w.state == MW_WALK_TRUNC && w.pos < MW_PATH_MAX)
+		w.pos += 1; /* drop the leading '/': a cut path must not look absolute */
+	*start = w.pos;
+	return w.state;
+}
+
+/* Appends the walked path of p to slot, or flags the slot truncated / unresolved. */
+static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struct path *p)
+{
+	__u32 start = 0;
+	__u32 state = mw_walk_path(r, p, &start);
+
+	if (state == MW_WALK_UNRES) {
+		r->e->flags |= MW_F_UNRES(slot);
+		return;
+	}
+	if (state == MW_WALK_TRUNC)
+		r->e->flags |= MW_F_TRUNC(slot);
+	if (start > MW_PATH_MAX)
+		return;
+	mw_slot_bytes(r, slot, &r->s->path[start & (MW_PATH_MAX - 1)], MW_PATH_MAX - start,
+		      MW_PATH_MAX, false);
+}
+
+/* The struct file behind fd in the current task, or NULL. */
+static __always_inline struct file *mw_fd_file(int fd)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (fd < 0 || !fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
+		return NULL;
+	return f;
+}
+
+/* Appends the absolute form of a relative user path: the directory (cwd for AT_FDCWD, else the
+ * dirfd's file) walked into the path buffer, then '/', then the rel_len bytes of the relative
+ * path already stored in the record at rel_off. A result longer than MW_PATH_MAX is dropped
+ * and flagged truncated. */
+static __always_inline void mw_slot_abs(struct mw_rec *r, int slot, int dirfd, __u32 rel_off,
+					__u32 rel)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct path *dir;
+	struct file *f;
+	__u32 start = 0, state, end;
+
+	if (dirfd == -100 /* AT_FDCWD */) {
+		dir = __builtin_preserve_access_index(&task->fs->pwd);
+	} else {
+		f = mw_fd_file(dirfd);
+		if (!f) {
+			r->e->flags |= MW_F_UNRES(slot);
+			return;
+		}
+		dir = __builtin_preserve_access_index(&f->f_path);
+	}
+	state = mw_walk_path(r, dir, &start);
+	if (state != MW_WALK_DONE || rel == 0 || rel >= MW_PATH_MAX || start > MW_PATH_MAX) {
+		r->e->flags |= state == MW_WALK_UNRES ? MW_F_UNRES(slot) : MW_F_TRUNC(slot);
+		return;
+	}
+	end = MW_PATH_MAX;
+	if (start != MW_PATH_MAX - 1) { /* not the root directory: add the separator */
+		r->s->path[MW_PATH_MAX] = '/';
+		end = MW_PATH_MAX + 1;
+	}
+	/* end is MW_PATH_MAX or MW_PATH_MAX + 1 and rel < MW_PATH_MAX: within the path buffer */
+	if (bpf_probe_read_kernel(&r->s->path[end], rel & (MW_PATH_MAX - 1),
+				  &r->s->event[rel_off & (MW_EVENT_MAX - 1)])) {
+		r->e->flags |= MW_F_FAULT;
+		return;
+	}
+	end += rel;
+	if (end - start > MW_PATH_MAX) {
+		r->e->flags |= MW_F_TRUNC(slot);
+		return;
+	}
+	mw_slot_bytes(r, slot, &r->s->path[start & (MW_PATH_MAX - 1)], end - start, MW_PATH_MAX,
+		      false);
+}
+
+/* Appends a user path argument to slot_path and, when it is relative, its absolute form
+ * (against dirfd) to slot_abs. slot_abs must follow slot_path. */
+static __always_inline void mw_path_arg(struct mw_rec *r, int slot_path, int slot_abs, int dirfd,
+					const char *upath)
+{
+	__u32 off = r->off;
+	__u32 len;
+
+	mw_slot_str(r, slot_path, upath, MW_PATH_MAX, true);
+	len = r->e->slen[slot_path];
+	if (len && r->s->event[off & (MW_EVENT_MAX - 1)] != '/')
+		mw_slot_abs(r, slot_abs, dirfd, off, len);
+}
+
+/* Appends the path of the file behind fd to slot, with its device and inode in arg[]. */
+static __always_inline void mw_fd_path(struct mw_rec *r, int slot, int fd)
+{
+	struct file *f = mw_fd_file(fd);
+
+	if (!f) {
+		r->e->flags |= MW_F_UNRES(slot);
+		return;
+	}
+	mw_slot_path(r, slot, __builtin_preserve_access_index(&f->f_path));
+	r->e->arg[MW_A_DEV] = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	r->e->arg[MW_A_INO] = BPF_CORE_READ(f, f_inode, i_ino);
+}
+
+#endif /* MW_PATH_BPF_H */

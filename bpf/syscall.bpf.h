@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * syscall.bpf.h - what every syscall handler shares on top of common.bpf.h.
+ *
+ * Handlers run at sys_exit_<name>: the result is in the tracepoint context, the arguments are
+ * read back from the task's saved user registers (the kernel does not modify them), so one
+ * program per syscall records arguments and result together. Integer arguments are narrowed to
+ * the width the kernel reads: the upper half of an `int` register is undefined by the ABI.
+ *
+ * A few syscalls may block for long (connect, accept, opens of FIFOs): their sys_enter program
+ * stashes the call in `inflight` (and, for connect/accept, emits an entry-time record) so that a
+ * call still pending when recording stops is written as unfinished by the collector.
+ */
+#ifndef MW_SYSCALL_BPF_H
+#define MW_SYSCALL_BPF_H
+
+#include "path.bpf.h"
+
+/* Argument specs for mw_sys_args: the index of a syscall argument and how wide it is. */
+#define MW_INT(i)  ((i) | 0x100) /* int: sign-extended from 32 bits */
+#define MW_UINT(i) ((i) | 0x200) /* unsigned int, flags, modes */
+#define MW_LONG(i) ((i) | 0x400) /* long, size_t, pointers-as-values */
+#define MW_NONE	   0
+
+#define MW_SYS_EXIT(name)                                                                          \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
+	int handle_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)
+#define MW_SYS_ENTER(name)                                                                         \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
+	int handle_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)
+
+/* Syscall argument i (0..5) from the saved user registers. */
+static __always_inline __u64 mw_arg(struct pt_regs *regs, int i)
+{
+	switch (i) {
+	case 0:
+		return PT_REGS_PARM1_CORE_SYSCALL(regs);
+	case 1:
+		return PT_REGS_PARM2_CORE_SYSCALL(regs);
+	case 2:
+		return PT_REGS_PARM3_CORE_SYSCALL(regs);
+	case 3:
+		return PT_REGS_PARM4_CORE_SYSCALL(regs);
+	case 4:
+		return PT_REGS_PARM5_CORE_SYSCALL(regs);
+#if defined(__TARGET_ARCH_x86)
+	case 5:
+		return BPF_CORE_READ(regs, r9);
+#elif defined(__TARGET_ARCH_arm64)
+	case 5:
+		return BPF_CORE_READ((struct user_pt_regs *)regs, regs[5]);
+#endif
+	}
+	return 0;
+}
+
+/* The number of the syscall the task is in (x86-64 numbering on x86). */
+static __always_inline long mw_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ((struct user_pt_regs *)regs, syscallno);
+#else
+	return -1;
+#endif
+}
+
+static __always_inline __u64 mw_arg_spec(struct pt_regs *regs, int spec)
+{
+	__u64 v = mw_arg(regs, spec & 0xff);
+
+	if (spec & 0x100)
+		return (__u64)(__s64)(int)v;
+	if (spec & 0x200)
+		return (__u32)v;
+	return v;
+}
+
+/* A syscall exit being recorded: the record and the registers its arguments come from. */
+struct mw_sys {
+	struct mw_rec r;
+	struct pt_regs *regs;
+};
+
+/* Starts the record of syscall op with result ret, copying up to four integer arguments (by
+ * spec) into arg[0..3]. NULL for an untracked task, having done nothing but the lookup. */
+static __always_inline struct mw_event *mw_sys_begin(struct mw_sys *s, __u16 op, long ret, int a0,
+						     int a1, int a2, int a3)
+{
+	struct mw_event *e;
+
+	if (!mw_is_tracked())
+		return NULL;
+	e = mw_rec_begin(&s->r, op, ret);
+	if (!e)
+		return NULL;
+	s->regs = mw_regs();
+	if (a0)
+		e->arg[0] = mw_arg_spec(s->regs, a0);
+	if (a1)
+		e->arg[1] = mw_arg_spec(s->regs, a1);
+	if (a2)
+		e->arg[2] = mw_arg_spec(s->regs, a2);
+	if (a3)
+		e->arg[3] = mw_arg_spec(s->regs, a3);
+	return e;
+}
+
+static __always_inline const void *mw_uptr(struct mw_sys *s, int i)
+{
+	return (const void *)mw_arg(s->regs, i);
+}
+
+static __always_inline int mw_iarg(struct mw_sys *s, int i)
+{
+	return (int)mw_arg(s->regs, i);
+}
+
+/* The common shape: one path argument, optionally relative to a dirfd argument (dfd_i < 0:
+ * AT_FDCWD); for a successful open the new fd's file too. */
+static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
+					bool opens)
+{
+	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
+
+	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, path_i));
+	if (opens && ret >= 0)
+		mw_fd_path(&s->r, MW_S_OPENED, (int)ret);
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+/* Two path arguments (rename, link): the first in PATH/ABS, the second in PATH2/ABS2. */
+static __always_inline int mw_sys_path2(struct mw_sys *s, int dfd1_i, int path1_i, int dfd2_i,
+					int path2_i)
+{
+	int dfd1 = dfd1_i < 0 ? -100 : mw_iarg(s, dfd1_i);
+	int dfd2 = dfd2_i < 0 ? -100 : mw_iarg(s, dfd2_i);
+
+	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dfd1, mw_uptr(s, path1_i));
+	mw_path_arg(&s->r, MW_S_PATH2, MW_S_ABS2, dfd2, mw_uptr(s, path2_i));
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+/* An fd argument whose file is the object acted on (fchmod, ftruncate, ...). */
+static __always_inline int mw_sys_fd(struct mw_sys *s, int fd_i)
+{
+	mw_fd_path(&s->r, MW_S_OPENED, mw_iarg(s, fd_i));
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+/* Integer arguments only. */
+static __always_inline int mw_sys_plain(struct mw_sys *s)
+{
+	mw_rec_emit(&s->r);
+	return 0;
+}
+
+/* In-flight stash of a possibly blocking call, from its sys_enter program. */
+static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, int a0, int a1,
+					      int a2, int a3)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct mw_inflight f = {};
+
+	f.ts = bpf_ktime_get_boot_ns();
+	f.pstart = BPF_CORE_READ(task, group_leader, start_boottime);
+	f.tgid = pid_tgid >> 32;
+	f.tid = tid;
+	f.op = op;
+	f.arg[0] = a0 ? mw_arg_spec(regs, a0) : 0;
+	f.arg[1] = a1 ? mw_arg_spec(regs, a1) : 0;
+	f.arg[2] = a2 ? mw_arg_spec(regs, a2) : 0;
+	f.arg[3] = a3 ? mw_arg_spec(regs, a3) : 0;
+	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
+		mw_loss(MW_LOSS_STASH_FULL);
+}
+
+/* Called by the exit program of a stashed call: the call is no longer pending. */
+static __always_inline void mw_inflight_end(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&inflight, &tid);
+}
+
+#endif /* MW_SYSCALL_BPF_H */

@@ -1,0 +1,194 @@
+/*
+ * attach.c - seed the tracked set from /proc for --pid mode (see attach.h). Reads only the
+ * kernel's flat /proc files (stat, status), never anything the target wrote itself.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "launch.h"
+#include "loader.h"
+#include "log.h"
+
+#define MAX_SCAN_PASSES 8
+
+/* ppid of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold anything, so the
+ * fields are read after its last ')'). */
+static int read_ppid(uint32_t pid, uint32_t *ppid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+	char state;
+	unsigned int v;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %u", &state, &v) != 2)
+		return -EINVAL;
+	*ppid = v;
+	return 0;
+}
+
+static bool listed(const struct attach_proc *v, size_t n, uint32_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* One pass over /proc: appends every process whose parent is already listed. Returns how many
+ * were added, or -errno. */
+static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t *cap)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int added = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		uint32_t pid, ppid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		if (listed(*v, *n, pid) || read_ppid(pid, &ppid) || !listed(*v, *n, ppid))
+			continue;
+		if (*n == *cap) {
+			struct attach_proc *nv = realloc(*v, *cap * 2 * sizeof(**v));
+
+			if (!nv) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*v = nv;
+			*cap *= 2;
+		}
+		(*v)[*n].pid = pid;
+		(*v)[*n].ppid = ppid;
+		(*n)++;
+		if (loader__track(l, (pid_t)pid) == 0)
+			added++;
+	}
+	closedir(d);
+	return added;
+}
+
+int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n)
+{
+	size_t cap = 64;
+	struct attach_proc *v = calloc(cap, sizeof(*v));
+	uint32_t ppid;
+	int err, pass, added;
+
+	if (!v)
+		return -ENOMEM;
+	err = read_ppid((uint32_t)pid, &ppid);
+	if (err) {
+		p_err("--pid %d: no such process", (int)pid);
+		free(v);
+		return -ESRCH;
+	}
+	v[0].pid = (uint32_t)pid;
+	v[0].ppid = ppid;
+	*n = 1;
+	err = loader__track(l, pid);
+	for (pass = 0; !err && pass < MAX_SCAN_PASSES; pass++) {
+		added = scan_pass(l, &v, n, &cap);
+		if (added < 0)
+			err = added;
+		if (added == 0)
+			break;
+	}
+	if (err) {
+		p_err("failed to seed the processes below %d: %s", (int)pid, strerror(-err));
+		free(v);
+		return err;
+	}
+	*out = v;
+	return 0;
+}
+
+/* "Uid:\t1000\t1000\t1000\t1000" -> the real id */
+static int status_field(const char *line, const char *key, unsigned long *v)
+{
+	size_t k = strlen(key);
+
+	if (strncmp(line, key, k))
+		return -ENOENT;
+	*v = strtoul(line + k, NULL, 10);
+	return 0;
+}
+
+static int read_groups(const char *list, struct launch_cred *c)
+{
+	char *end;
+	size_t cap = 16;
+
+	c->groups = malloc(cap * sizeof(gid_t));
+	if (!c->groups)
+		return -ENOMEM;
+	for (;;) {
+		unsigned long g = strtoul(list, &end, 10);
+
+		if (end == list)
+			break;
+		if ((size_t)c->ngroups == cap) {
+			gid_t *ng = realloc(c->groups, cap * 2 * sizeof(gid_t));
+
+			if (!ng)
+				return -ENOMEM;
+			c->groups = ng;
+			cap *= 2;
+		}
+		c->groups[c->ngroups++] = (gid_t)g;
+		list = end;
+	}
+	return 0;
+}
+
+int attach_cred(pid_t pid, struct launch_cred *c)
+{
+	char path[64], line[4096];
+	unsigned long v;
+	struct passwd *pw;
+	FILE *f;
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		if (status_field(line, "Uid:", &v) == 0)
+			c->uid = (uid_t)v;
+		else if (status_field(line, "Gid:", &v) == 0)
+			c->gid = (gid_t)v;
+		else if (!strncmp(line, "Groups:", 7))
+			err = read_groups(line + 7, c);
+	}
+	fclose(f);
+	if (err)
+		return err;
+	pw = getpwuid(c->uid);
+	if (pw) {
+		c->user = strdup(pw->pw_name);
+		c->passwd_home = strdup(pw->pw_dir);
+	}
+	return 0;
+}

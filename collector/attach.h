@@ -1,0 +1,29 @@
+/*
+ * attach.h - --pid mode: start recording a server that is already running. The target goes
+ * into the tracked set first; every process already below it is found in /proc and added, in
+ * passes until one finds nothing new (children forked by a process already tracked are added
+ * by the kernel side itself, so the scan only has to catch up with what existed before).
+ */
+#ifndef MW_COLLECTOR_ATTACH_H
+#define MW_COLLECTOR_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct loader;
+struct launch_cred;
+
+struct attach_proc {
+	uint32_t pid;
+	uint32_t ppid;
+};
+
+/* Checks pid names a live process, tracks it and its descendants. *out (malloc'd, target
+ * first) lists what was seeded. 0 or -errno with one line logged. */
+int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n);
+
+/* The credentials the target runs with, from /proc/PID/status and the password database. */
+int attach_cred(pid_t pid, struct launch_cred *cred);
+
+#endif

@@ -1,0 +1,325 @@
+/*
+ * launch.c - start the monitored server as the invoking user behind a gate (see launch.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/close_range.h>
+
+#include "launch.h"
+#include "log.h"
+#include "options.h"
+
+static int parse_id(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *end || *out > (unsigned long)INT_MAX ? -EINVAL : 0;
+}
+
+static int fill_groups(struct launch_cred *c)
+{
+	int n = 64;
+
+	if (!c->user) { /* no password entry: the primary group only */
+		c->groups = malloc(sizeof(gid_t));
+		if (!c->groups)
+			return -ENOMEM;
+		c->groups[0] = c->gid;
+		c->ngroups = 1;
+		return 0;
+	}
+	for (;;) {
+		gid_t *g = realloc(c->groups, (size_t)n * sizeof(gid_t));
+
+		if (!g)
+			return -ENOMEM;
+		c->groups = g;
+		if (getgrouplist(c->user, c->gid, c->groups, &n) >= 0)
+			break;
+		if (n > 65536)
+			return -E2BIG;
+	}
+	c->ngroups = n;
+	return 0;
+}
+
+static int cred_from_passwd(struct launch_cred *c, const struct passwd *pw, bool gid_given)
+{
+	c->uid = pw->pw_uid;
+	if (!gid_given)
+		c->gid = pw->pw_gid;
+	c->user = strdup(pw->pw_name);
+	c->passwd_home = strdup(pw->pw_dir);
+	return c->user && c->passwd_home ? 0 : -ENOMEM;
+}
+
+int launch_resolve_cred(const struct options *o, struct launch_cred *c)
+{
+	unsigned long id, gid;
+	struct passwd *pw = NULL;
+	bool gid_given = false;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->uid = getuid();
+	c->gid = getgid();
+	if (o->user) {
+		pw = getpwnam(o->user);
+		if (!pw && parse_id(o->user, &id) == 0) {
+			pw = getpwuid((uid_t)id);
+			c->uid = (uid_t)id;
+			if (!pw)
+				c->gid = (gid_t)id;
+		} else if (!pw) {
+			p_err("--user %s: no such user", o->user);
+			return -ENOENT;
+		}
+	} else if (getenv("SUDO_UID")) {
+		if (parse_id(getenv("SUDO_UID"), &id)) {
+			p_err("SUDO_UID is not a uid: '%s'", getenv("SUDO_UID"));
+			return -EINVAL;
+		}
+		c->uid = (uid_t)id;
+		if (parse_id(getenv("SUDO_GID"), &gid) == 0) {
+			c->gid = (gid_t)gid;
+			gid_given = true;
+		}
+		pw = getpwuid(c->uid);
+	} else {
+		pw = getpwuid(c->uid);
+	}
+	if (pw) {
+		err = cred_from_passwd(c, pw, gid_given);
+		if (err)
+			return err;
+	}
+	if (c->uid == 0 && !o->allow_root) {
+		p_err("refusing to run COMMAND as root: run through sudo as a normal user, give "
+		      "--user USER, or --allow-root");
+		return -EPERM;
+	}
+	return fill_groups(c);
+}
+
+void launch_cred_fini(struct launch_cred *c)
+{
+	free(c->groups);
+	free(c->user);
+	free(c->passwd_home);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Status pipe protocol, child to parent: 'A' len path = about to execve path; 'E' errno = the
+ * launch failed. EOF after an 'A' (the pipe is close-on-exec) means that path now runs. */
+static void report(int status, char kind, const void *p, size_t n)
+{
+	char msg[1 + sizeof(uint16_t) + PATH_MAX];
+	uint16_t len = (uint16_t)n;
+
+	if (n > PATH_MAX)
+		return;
+	msg[0] = kind;
+	memcpy(msg + 1, &len, sizeof(len));
+	memcpy(msg + 1 + sizeof(len), p, n);
+	if (write(status, msg, 1 + sizeof(len) + n) < 0)
+		_exit(127);
+}
+
+/* execvp's search, done here as the user (so PATH entries the user cannot reach are skipped as
+ * they would be) and announcing each candidate, so the collector learns what really ran. */
+static int exec_search(int status, char **command)
+{
+	const char *name = command[0], *path = getenv("PATH"), *p, *end;
+	extern char **environ;
+	char buf[PATH_MAX];
+	int err = ENOENT, n;
+
+	if (strchr(name, '/')) {
+		report(status, 'A', name, strlen(name));
+		execve(name, command, environ);
+		return errno;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), end == p ? "." : p, name);
+		if (n < 0 || n >= (int)sizeof(buf))
+			continue;
+		report(status, 'A', buf, (size_t)n);
+		execve(buf, command, environ);
+		if (errno != ENOENT && errno != ENOTDIR)
+			err = errno; /* like execvp: a permission error is remembered */
+		if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+			return errno;
+	}
+	return err;
+}
+
+/* In the child: become the user, lose every privilege and inherited fd, wait at the gate,
+ * exec. Only async-signal-safe calls; failures go back through the status pipe. */
+static void __attribute__((noreturn))
+child_main(int gate, int status, char **command, const struct launch_cred *c, bool pdeath)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	char go;
+	int err, sig;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL); /* fails harmlessly for KILL, STOP, RT internals */
+	if (read(gate, &go, 1) != 1)
+		_exit(127); /* the collector went away before releasing us */
+	close(gate);
+	if (setgroups((size_t)c->ngroups, c->groups) || setresgid(c->gid, c->gid, c->gid) ||
+	    setresuid(c->uid, c->uid, c->uid))
+		goto fail;
+	if (c->uid != 0 && (setuid(0) == 0 || geteuid() != c->uid)) {
+		errno = EPERM; /* the drop did not hold */
+		goto fail;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		goto fail;
+	if (pdeath && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		goto fail;
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC))
+		goto fail; /* the status pipe is already close-on-exec; so is everything else now */
+	errno = exec_search(status, command);
+fail:
+	err = errno;
+	report(status, 'E', &err, sizeof(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+int launch_fork(struct launch *l, char **command, const struct launch_cred *c, bool pdeath)
+{
+	int gate[2] = { -1, -1 }, status[2] = { -1, -1 };
+	pid_t pid;
+	int err;
+
+	l->pid = -1;
+	l->pidfd = l->gate = l->status = -1;
+	if (pipe2(gate, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		close(gate[1]);
+		close(status[0]);
+		child_main(gate[0], status[1], command, c, pdeath);
+	}
+	close(gate[0]);
+	close(status[1]);
+	l->pid = pid;
+	l->gate = gate[1];
+	l->status = status[0];
+	l->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (l->pidfd < 0) {
+		err = -errno;
+		kill(pid, SIGKILL);
+		launch_close(l);
+		return err;
+	}
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (gate[i] >= 0)
+			close(gate[i]);
+		if (status[i] >= 0)
+			close(status[i]);
+	}
+	return err;
+}
+
+/* Reads exactly n bytes, or fails. */
+static int read_full(int fd, void *p, size_t n)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < n) {
+		r = read(fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int launch_release(struct launch *l, char **exe)
+{
+	char go = 'g', kind, path[PATH_MAX + 1];
+	uint16_t len;
+	int child_err, err = -EIO;
+	ssize_t n;
+
+	*exe = NULL;
+	if (write(l->gate, &go, 1) != 1)
+		return -errno;
+	close(l->gate);
+	l->gate = -1;
+	for (;;) {
+		do
+			n = read(l->status, &kind, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 0) { /* closed by exec: the last announced path runs */
+			err = *exe ? 0 : -EIO;
+			break;
+		}
+		if (n < 0 || read_full(l->status, &len, sizeof(len)) || len > PATH_MAX)
+			break;
+		if (kind == 'E') {
+			if (len == sizeof(child_err) && read_full(l->status, &child_err, len) == 0)
+				err = -child_err;
+			break;
+		}
+		if (kind != 'A' || read_full(l->status, path, len))
+			break;
+		path[len] = 0;
+		free(*exe);
+		*exe = strdup(path);
+	}
+	close(l->status);
+	l->status = -1;
+	if (err) {
+		free(*exe);
+		*exe = NULL;
+	}
+	return err;
+}
+
+void launch_close(struct launch *l)
+{
+	if (l->gate >= 0)
+		close(l->gate);
+	if (l->status >= 0)
+		close(l->status);
+	if (l->pidfd >= 0)
+		close(l->pidfd);
+	l->gate = l->status = l->pidfd = -1;
+}

@@ -1,0 +1,53 @@
+/*
+ * loader.h - the BPF side's lifecycle for the collector: open the skeleton, size the maps,
+ * disable programs whose hook this kernel lacks (with a note), load, check the schema, attach,
+ * seed the tracked set, and drain the ring buffer through a callback.
+ */
+#ifndef MW_COLLECTOR_LOADER_H
+#define MW_COLLECTOR_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+
+#define LOADER_MAX_NOTES 32
+
+struct loader;
+
+/* Called for every record drained from the ring; return non-zero to stop the drain. */
+typedef int (*loader_record_fn)(void *ctx, const struct mw_event *ev, size_t size);
+
+struct loader_opts {
+	uint32_t ringbuf_bytes; /* power of two */
+	loader_record_fn on_record;
+	void *ctx;
+};
+
+/* Loads and attaches everything. NULL and errno on failure (the reason is logged). */
+struct loader *loader__new(const struct loader_opts *opts);
+void loader__free(struct loader *l); /* detaches; accepts NULL */
+
+/* Adds tgid to the tracked set. */
+int loader__track(struct loader *l, pid_t tgid);
+/* Names the object (by st_dev and inode, as stat() reports them) whose bytes are captured for
+ * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all. */
+int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head);
+/* Lists the tgids still in the tracked set (processes alive). Returns how many were written
+ * to out (at most cap), or -errno. */
+int loader__tracked(struct loader *l, uint32_t *out, size_t cap);
+/* Calls for each call still in flight (stashed at entry, never returned). Returns how many, or
+ * -errno. */
+int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),
+		     void *ctx);
+/* fd that becomes readable when the ring holds a batch (for epoll). */
+int loader__ring_fd(struct loader *l);
+/* Drains every record now in the ring. Returns records drained or -errno. */
+int loader__drain(struct loader *l);
+/* Sums the per-CPU loss counters into totals (enum mw_loss order). */
+int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS]);
+/* Notes about disabled programs, for the trace header and stderr. */
+size_t loader__notes(struct loader *l, const char *const **notes);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * log.h - the collector's one diagnostics channel: leveled messages on stderr (never stdout,
+ * which belongs to the monitored server), prefixed with the program name. libbpf's output is
+ * routed here too, its debug chatter only with -v -v.
+ */
+#ifndef MW_COLLECTOR_LOG_H
+#define MW_COLLECTOR_LOG_H
+
+enum log_level { LOG_QUIET = 0, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
+
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Routes libbpf's print callback into log_msg. */
+void log_route_libbpf(void);
+
+#define p_err(...)   log_msg(LOG_ERROR, __VA_ARGS__)
+#define p_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define p_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define p_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * main.c - mcpwitness-collect: the privileged half of mcpwitness. It records facts, never
+ * judgements: what the monitored MCP server and its descendants did, as the kernel saw it,
+ * into a signed trace that the unprivileged analyzer checks and interprets elsewhere.
+ *
+ * The order is the one DESIGN.md section 10 fixes: options, signing key, tracefs, BPF, output,
+ * launch; then the recording loop.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "attach.h"
+#include "control.h"
+#include "header.h"
+#include "launch.h"
+#include "loader.h"
+#include "log.h"
+#include "mcpt.h"
+#include "options.h"
+#include "output.h"
+#include "privs.h"
+#include "session.h"
+#include "tracefs.h"
+
+#define EXIT_SETUP 2
+
+struct collector {
+	struct options opts;
+	struct launch_cred cred;
+	struct mcpt_signer *signer;
+	bool tracefs_mounted;
+	struct session session;
+	struct loader *bpf;
+	int out_fd;
+	bool out_is_file;
+	struct header_data *header;
+	struct control *control;
+	struct mcpt_writer *writer;
+};
+
+static int open_output(struct collector *c)
+{
+	int fd;
+
+	if (c->opts.output)
+		fd = output_open(c->opts.output, c->cred.gid, &c->out_is_file);
+	else
+		fd = output_adopt(c->opts.output_fd, &c->out_is_file);
+	if (fd < 0)
+		return fd;
+	c->out_fd = fd;
+	return 0;
+}
+
+static int start_trace(struct collector *c, const char *exe)
+{
+	const char *const *notes;
+	struct header_input in = {
+		.command = c->opts.command,
+		.exe = exe,
+		.pid = c->session.server.pid,
+		.attached = c->opts.attach_pid > 0,
+		.cred = &c->cred,
+		.stdio_capture = c->opts.stdio_off ? "off" : c->opts.stdio_spec,
+		.ringbuf_bytes = (size_t)c->opts.ringbuf_mib << 20,
+	};
+	struct mcpt_writer_opts wo = { .fsync_seals = c->out_is_file };
+
+	in.n_notes = loader__notes(c->bpf, &notes);
+	in.notes = notes;
+	c->header = header_build(&in);
+	if (!c->header) {
+		p_err("failed to gather the trace header: %s", strerror(errno));
+		return -errno;
+	}
+	c->writer = mcpt_writer__new(c->out_fd, header_get(c->header), c->signer, &wo);
+	if (!c->writer) {
+		p_err("failed to start the trace: %s", strerror(errno));
+		return -errno;
+	}
+	c->session.writer = c->writer;
+	return 0;
+}
+
+/* Names the server's stdin and stdout objects for the channel capture. proc is "/proc/self"
+ * (launch: the server inherits our fds 0 and 1) or "/proc/PID" (attach). */
+static int watch_channel(struct collector *c, const char *proc)
+{
+	static const uint32_t dirs[2] = { MW_CHAN_IN, MW_CHAN_OUT };
+	char path[64];
+	struct stat st;
+	int fd, err;
+
+	if (c->opts.stdio_off)
+		return 0;
+	for (fd = 0; fd < 2; fd++) {
+		snprintf(path, sizeof(path), "%s/fd/%d", proc, fd);
+		if (stat(path, &st)) {
+			p_warn("fd %d of the server is not open: its channel is not captured", fd);
+			continue;
+		}
+		err = loader__set_chan(c->bpf, dirs[fd], st.st_dev, st.st_ino, c->opts.stdio_head);
+		if (err) {
+			p_err("failed to set up the channel capture: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int launch_server(struct collector *c)
+{
+	struct launch *srv = &c->session.server;
+	char *exe = NULL;
+	int err = launch_fork(srv, c->opts.command, &c->cred, !c->opts.keep_server);
+
+	if (err) {
+		p_err("failed to start %s: %s", c->opts.command[0], strerror(-err));
+		return err;
+	}
+	err = loader__track(c->bpf, srv->pid);
+	if (err) {
+		p_err("failed to track the server: %s", strerror(-err));
+		return err;
+	}
+	err = watch_channel(c, "/proc/self");
+	if (err)
+		return err;
+	/* From here the server runs; its first records wait in the ring buffer until the trace
+	 * is started, so that its header can name the executable that really ran. */
+	err = launch_release(srv, &exe);
+	if (err) /* the child exits 126/127; the trace records that and ends normally */
+		p_err("failed to execute %s: %s", c->opts.command[0], strerror(-err));
+	err = start_trace(c, exe);
+	free(exe);
+	return err;
+}
+
+static int attach_server(struct collector *c)
+{
+	pid_t pid = c->opts.attach_pid;
+	struct attach_proc *procs = NULL;
+	size_t n = 0, i;
+	char proc[32];
+	int err;
+
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	err = watch_channel(c, proc);
+	if (err)
+		return err;
+	err = attach_seed(c->bpf, pid, &procs, &n);
+	if (err)
+		return err;
+	err = session_watch(&c->session, pid);
+	if (err)
+		p_err("failed to watch process %d: %s", (int)pid, strerror(-err));
+	if (!err)
+		err = start_trace(c, NULL);
+	for (i = 0; !err && i < n; i++)
+		err = session_note_proc(&c->session,
+					i == 0 ? MCPT__PROC_INFO__KIND__TARGET :
+						 MCPT__PROC_INFO__KIND__SEEDED,
+					procs[i].pid, procs[i].ppid);
+	p_info("attached to %d and %zu process(es) below it", (int)pid, n - 1);
+	free(procs);
+	return err;
+}
+
+/* Who the server runs (or already ran) as, and whether we hold the privileges for it. */
+static int check_identity(struct collector *c)
+{
+	int err;
+
+	if (c->opts.attach_pid) {
+		err = attach_cred(c->opts.attach_pid, &c->cred);
+		if (err) {
+			p_err("--pid %d: cannot read its status: %s", (int)c->opts.attach_pid,
+			      strerror(-err));
+			return err;
+		}
+		return privs_check(false);
+	}
+	err = launch_resolve_cred(&c->opts, &c->cred);
+	if (err)
+		return err;
+	return privs_check(c->cred.uid != getuid() || c->cred.gid != getgid());
+}
+
+static int open_control(struct collector *c)
+{
+	int err;
+
+	if (!c->opts.control && c->opts.control_fd < 0)
+		return 0;
+	c->control = control__open(c->opts.control, c->opts.control_fd, c->cred.uid, c->cred.gid);
+	if (!c->control)
+		return -errno;
+	err = session_add_control(&c->session, c->control);
+	if (err)
+		p_err("failed to watch the control channel: %s", strerror(-err));
+	return err;
+}
+
+static int setup(struct collector *c)
+{
+	struct loader_opts lo = {
+		.ringbuf_bytes = c->opts.ringbuf_mib << 20,
+		.on_record = session_on_record,
+		.ctx = &c->session,
+	};
+	char err_msg[256];
+	int err;
+
+	if (sodium_init() < 0) {
+		p_err("failed to initialise libsodium");
+		return -EIO;
+	}
+	err = check_identity(c);
+	if (err)
+		return err;
+	c->signer = mcpt_signer_load(c->opts.key_path, err_msg, sizeof(err_msg));
+	if (!c->signer) {
+		p_err("%s", err_msg);
+		return -EPERM;
+	}
+	err = tracefs_ensure(&c->tracefs_mounted);
+	if (!err)
+		err = session_init(&c->session, &c->opts);
+	if (err)
+		return err;
+	c->bpf = loader__new(&lo);
+	if (!c->bpf)
+		return -errno;
+	c->session.bpf = c->bpf;
+	err = open_output(c);
+	if (!err)
+		err = open_control(c);
+	if (err)
+		return err;
+	return c->opts.attach_pid ? attach_server(c) : launch_server(c);
+}
+
+static void teardown(struct collector *c)
+{
+	struct launch *srv = &c->session.server;
+
+	if (!c->opts.attach_pid && srv->pid > 0 && !c->session.server_done && !c->writer)
+		kill(srv->pid, SIGKILL); /* no trace to record it in: it must not run unseen */
+	mcpt_writer__free(c->writer);
+	header_free(c->header);
+	session_fini(&c->session);
+	control__free(c->control);
+	loader__free(c->bpf);
+	tracefs_release(c->tracefs_mounted);
+	if (c->out_fd >= 0)
+		close(c->out_fd);
+	mcpt_signer_free(c->signer);
+	launch_cred_fini(&c->cred);
+}
+
+int main(int argc, char **argv)
+{
+	struct collector c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.out_fd = -1;
+	c.session.server.pid = -1;
+	c.session.sigfd = c.session.epfd = -1;
+	c.session.server.pidfd = c.session.server.gate = c.session.server.status = -1;
+	rc = options_parse(&c.opts, argc, argv);
+	if (rc)
+		return rc > 0 ? EXIT_SUCCESS : EXIT_SETUP;
+	log_set_level(c.opts.verbosity < 0 ? LOG_ERROR : (enum log_level)(LOG_WARN + c.opts.verbosity));
+	log_route_libbpf();
+	rc = setup(&c) ? EXIT_SETUP : session_run(&c.session);
+	teardown(&c);
+	return rc;
+}

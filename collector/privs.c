@@ -1,0 +1,68 @@
+/*
+ * privs.c - the up-front capability check (see privs.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "log.h"
+#include "privs.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static int effective_caps(unsigned long long *caps)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	*caps = (unsigned long long)data[1].effective << 32 | data[0].effective;
+	return 0;
+}
+
+int privs_check(bool need_setid)
+{
+	static const struct {
+		int cap;
+		const char *name;
+		bool setid;
+	} needed[] = {
+		{ CAP_BPF, "CAP_BPF", false },
+		{ CAP_PERFMON, "CAP_PERFMON", false },
+		{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", false }, /* tracefs mount, bpf_task_pt_regs */
+		{ CAP_SETUID, "CAP_SETUID", true },
+		{ CAP_SETGID, "CAP_SETGID", true },
+		{ CAP_KILL, "CAP_KILL", true }, /* forwarding signals to another uid */
+	};
+	unsigned long long caps = 0;
+	char missing[160] = "";
+	size_t i;
+	int err = effective_caps(&caps);
+
+	if (err) {
+		p_err("failed to read capabilities: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		if ((caps >> needed[i].cap) & 1 || (needed[i].setid && !need_setid))
+			continue;
+		if (*missing)
+			strncat(missing, ", ", sizeof(missing) - strlen(missing) - 1);
+		strncat(missing, needed[i].name, sizeof(missing) - strlen(missing) - 1);
+	}
+	if (*missing) {
+		p_err("missing privileges: %s (run as root, e.g. with sudo)", missing);
+		return -EPERM;
+	}
+	return 0;
+}

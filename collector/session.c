@@ -1,0 +1,482 @@
+/*
+ * session.c - the recording loop (see session.h).
+ *
+ * One thread, one epoll set: the ring buffer's fd (woken only when a batch is waiting; a short
+ * poll timeout collects the rest) and a signalfd for INT/TERM/HUP (forwarded to the server)
+ * and CHLD (the server or an orphaned descendant exited; we are their subreaper).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "encode.h"
+#include "loader.h"
+#include "log.h"
+#include "options.h"
+#include "session.h"
+
+#define POLL_MS	       50 /* longest wait before draining what is below the wake-up mark */
+#define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
+#define MAX_ALIVE_SCAN 4096
+#define MARK_SEAL_MS   10 /* at most 100 call-end seals per second (TRACE-FORMAT.md 4.7) */
+
+static const Mcpt__LossSource loss_source[MW_LOSS_REASONS] = {
+	[MW_LOSS_RINGBUF_FULL] = MCPT__LOSS_SOURCE__RINGBUF_RESERVE_FAIL,
+	[MW_LOSS_TOO_LARGE] = MCPT__LOSS_SOURCE__RECORD_TOO_LARGE,
+	[MW_LOSS_STASH_FULL] = MCPT__LOSS_SOURCE__STASH_FULL,
+	[MW_LOSS_READ_FAULT] = MCPT__LOSS_SOURCE__READ_FAULT,
+	[MW_LOSS_TRACK_FULL] = MCPT__LOSS_SOURCE__TRACK_FULL,
+	[MW_LOSS_CHAN_CUT] = MCPT__LOSS_SOURCE__CAPTURE_TRUNCATED,
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void set_write_err(struct session *s, int err, const char *what)
+{
+	if (s->write_err)
+		return;
+	s->write_err = err;
+	p_err("failed to write the trace (%s): %s", what, strerror(-err));
+}
+
+static int append(struct session *s, enum mcpt_type type, const ProtobufCMessage *msg, uint64_t ts)
+{
+	int err;
+
+	if (s->write_err)
+		return s->write_err;
+	err = mcpt_writer__append(s->writer, type, msg, ts);
+	if (err)
+		set_write_err(s, err, "record");
+	return err;
+}
+
+/* A response (or any server write) just ended: seal soon, so a call's evidence is proven as
+ * soon as it is complete, at most every MARK_SEAL_MS. */
+static void seal_after_write(struct session *s)
+{
+	uint64_t now_ms = now_ns(CLOCK_MONOTONIC) / 1000000;
+
+	if (now_ms - s->last_mark_seal_ms < MARK_SEAL_MS)
+		return;
+	s->last_mark_seal_ms = now_ms;
+	s->seal_pending = true;
+}
+
+static int on_stdio(struct session *s, const struct mw_event *ev, size_t size)
+{
+	Mcpt__StdioFrame frame;
+
+	if (encode_stdio(ev, size, &frame)) {
+		p_warn("dropping a malformed channel record (%zu bytes)", size);
+		return 0;
+	}
+	if (append(s, MCPT_T_STDIO, &frame.base, ev->ts))
+		return -1;
+	if (frame.dir == MCPT__STDIO_FRAME__DIR__WRITE && frame.last)
+		seal_after_write(s);
+	return 0;
+}
+
+/* One control line: a raw Mark record (the analyzer parses it, never the collector). */
+static int on_control_line(void *ctx, const uint8_t *line, size_t len, bool cut, uint64_t ts)
+{
+	struct session *s = ctx;
+	Mcpt__Mark mark = MCPT__MARK__INIT;
+
+	mark.ts = ts;
+	mark.source = MCPT__MARK__SOURCE__CONTROL;
+	mark.raw.data = (uint8_t *)line;
+	mark.raw.len = len;
+	mark.flags = cut ? 1 : 0;
+	if (append(s, MCPT_T_MARK, &mark.base, ts))
+		return -1;
+	seal_after_write(s);
+	return 0;
+}
+
+int session_add_control(struct session *s, struct control *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = control__fd(c) };
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return -errno;
+	s->control = c;
+	return 0;
+}
+
+/* Reads the control channel when it has something (bounded per turn). */
+static void read_control(struct session *s)
+{
+	int r;
+
+	if (!s->control || s->write_err)
+		return;
+	r = control__read(s->control, on_control_line, s);
+	if (r == 1) { /* --control-fd closed by its writer: stop watching it */
+		control__flush(s->control, on_control_line, s);
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, control__fd(s->control), NULL);
+		s->control = NULL;
+	} else if (r < 0 && !s->write_err) {
+		p_warn("failed to read the control channel: %s", strerror(-r));
+	}
+}
+
+int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
+{
+	struct session *s = ctx;
+	struct encoded_event enc;
+
+	if (ev->seq > s->max_seq)
+		s->max_seq = ev->seq;
+	if (encode_is_stdio(ev)) {
+		s->records++;
+		return on_stdio(s, ev, size);
+	}
+	if (encode_event(ev, size, &enc)) {
+		p_warn("dropping a malformed kernel record (%zu bytes)", size);
+		return 0;
+	}
+	s->records++;
+	return append(s, MCPT_T_EVENT, &enc.msg.base, ev->ts) ? -1 : 0;
+}
+
+/* Writes a Loss record for every reason whose kernel counter grew since the last call. */
+static void flush_losses(struct session *s)
+{
+	uint64_t totals[MW_LOSS_REASONS];
+	uint32_t r;
+
+	if (s->write_err || loader__losses(s->bpf, totals))
+		return;
+	for (r = 0; r < MW_LOSS_REASONS; r++) {
+		Mcpt__Loss loss = MCPT__LOSS__INIT;
+
+		if (totals[r] <= s->loss_seen[r])
+			continue;
+		loss.ts = now_ns(CLOCK_BOOTTIME);
+		loss.src = loss_source[r];
+		loss.delta = totals[r] - s->loss_seen[r];
+		loss.cumulative = totals[r];
+		loss.first_seq = s->loss_seq;
+		loss.last_seq = s->max_seq;
+		if (append(s, MCPT_T_LOSS, &loss.base, 0))
+			return;
+		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
+			return;
+		s->loss_seen[r] = totals[r];
+		p_warn("%llu events lost (%s)", (unsigned long long)loss.delta,
+		       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
+							    loss.src)->name);
+	}
+	s->loss_seq = s->max_seq;
+}
+
+int session_init(struct session *s, const struct options *opts)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = opts;
+	s->sigfd = s->epfd = -1;
+	s->server.pid = -1;
+	s->server.pidfd = s->server.gate = s->server.status = -1;
+	signal(SIGPIPE, SIG_IGN); /* a vanished reader is an EPIPE from write(), handled there */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->sigfd < 0 || s->epfd < 0)
+		return -errno;
+	ev.data.fd = s->sigfd;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev))
+		return -errno;
+	/* orphaned descendants of the server are reparented to us, so we see them all exit */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
+int session_watch(struct session *s, pid_t pid)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	s->attached = true;
+	s->server.pid = pid;
+	s->server.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->server.pidfd < 0)
+		return -errno;
+	ev.data.fd = s->server.pidfd;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->server.pidfd, &ev))
+		return -errno;
+	return 0;
+}
+
+/* Attach mode: the pidfd turns readable when the target has exited. */
+static void check_attached_target(struct session *s)
+{
+	struct pollfd p = { .fd = s->server.pidfd, .events = POLLIN };
+
+	if (!s->attached || s->server_done)
+		return;
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+		s->server_done = true;
+		s->linger_until_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
+	}
+}
+
+static void forward_signal(struct session *s, const struct signalfd_siginfo *si)
+{
+	if (s->attached) { /* not ours to signal: stop recording */
+		s->stop_signals++;
+		s->stop_now = true;
+		return;
+	}
+	/* A signal the terminal raised (SI_KERNEL) already reached the server, which shares our
+	 * foreground process group; forwarding it would deliver it twice. */
+	if (si->ssi_code != SI_KERNEL && !s->server_done &&
+	    syscall(SYS_pidfd_send_signal, s->server.pidfd, (int)si->ssi_signo, NULL, 0))
+		p_warn("failed to forward signal %u: %s", si->ssi_signo, strerror(errno));
+	if (++s->stop_signals >= FORCED_STOP) {
+		p_warn("third stop signal: ending the recording now");
+		s->stop_now = true;
+	}
+}
+
+/* Reaps every exited child: the server (its status is kept) and orphaned descendants. */
+static void reap(struct session *s)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid != s->server.pid)
+			continue;
+		s->server_done = true;
+		s->server_status = status;
+		s->linger_until_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
+	}
+}
+
+static void handle_signals(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue; /* reaped below, whatever the number of SIGCHLDs merged */
+		forward_signal(s, &si);
+	}
+	reap(s);
+}
+
+/* After the server exits: stop once no descendant is left (none tracked by the kernel side,
+ * and, when we launched it, none left for us to reap) or linger has run out. */
+static bool lingering_over(struct session *s)
+{
+	uint32_t one;
+
+	if (!s->server_done)
+		return false;
+	if (loader__tracked(s->bpf, &one, 1) == 0)
+		return true;
+	if (!s->attached && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) < 0 && errno == ECHILD)
+		return true;
+	return now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
+}
+
+/* A call stashed at entry that never returned: written as unfinished, with its arguments. */
+static void write_unfinished(void *ctx, const struct mw_inflight *f)
+{
+	struct session *s = ctx;
+	Mcpt__Event ev = MCPT__EVENT__INIT;
+	int64_t args[4];
+	size_t n = 4, i;
+
+	for (i = 0; i < 4; i++)
+		args[i] = (int64_t)f->arg[i];
+	while (n > 0 && args[n - 1] == 0)
+		n--;
+	ev.ts = f->ts;
+	ev.pid = f->tgid;
+	ev.tid = f->tid;
+	ev.pstart = f->pstart;
+	ev.op = (Mcpt__Op)f->op;
+	ev.flags = MW_F_UNFINISHED;
+	ev.args = args;
+	ev.n_args = n;
+	append(s, MCPT_T_EVENT, &ev.base, f->ts);
+}
+
+int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid)
+{
+	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
+	char link[64], exe[PATH_MAX];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	len = readlink(link, exe, sizeof(exe));
+	pi.ts = now_ns(CLOCK_BOOTTIME);
+	pi.kind = kind;
+	pi.pid = pid;
+	pi.ppid = ppid;
+	if (len > 0) {
+		pi.exe.data = (uint8_t *)exe;
+		pi.exe.len = (size_t)len;
+	}
+	return append(s, MCPT_T_PROC, &pi.base, 0);
+}
+
+/* Records the tracked processes still alive when recording stops. */
+static void record_alive(struct session *s)
+{
+	uint32_t pids[MAX_ALIVE_SCAN];
+	int i, n = loader__tracked(s->bpf, pids, MAX_ALIVE_SCAN);
+
+	for (i = 0; i < n && !s->write_err; i++) {
+		session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, pids[i], 0);
+		p_info("process %u is still running after the recording", pids[i]);
+	}
+}
+
+/* --on-collector-exit kill: the recording failed, so nothing of the tree may go on unseen. */
+static void kill_tree(struct session *s)
+{
+	uint32_t pids[MAX_ALIVE_SCAN];
+	int i, n = loader__tracked(s->bpf, pids, MAX_ALIVE_SCAN);
+
+	for (i = 0; i < n; i++)
+		kill((pid_t)pids[i], SIGKILL);
+	if (!s->server_done && s->server.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
+}
+
+static int wait_step(struct session *s)
+{
+	struct epoll_event evs[4];
+	int tick, timeout = POLL_MS, n, err;
+
+	tick = mcpt_writer__tick(s->writer);
+	if (tick < 0 && !s->write_err)
+		set_write_err(s, tick, "seal");
+	else if (tick >= 0 && tick < timeout)
+		timeout = tick;
+	n = epoll_wait(s->epfd, evs, 4, timeout);
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	handle_signals(s);
+	check_attached_target(s);
+	read_control(s);
+	if (loader__drain(s->bpf) < 0 && !s->write_err)
+		p_warn("failed to drain the ring buffer");
+	flush_losses(s);
+	if (s->seal_pending && !s->write_err) {
+		s->seal_pending = false;
+		err = mcpt_writer__seal(s->writer, MCPT_SEAL_MARK);
+		if (err)
+			set_write_err(s, err, "seal");
+	}
+	return 0;
+}
+
+static Mcpt__EndReason end_reason(const struct session *s)
+{
+	if (s->write_err == -ENOSPC || s->write_err == -EDQUOT)
+		return MCPT__END_REASON__END_DISK_FULL;
+	if (s->write_err)
+		return MCPT__END_REASON__END_ERROR;
+	if (s->stop_signals)
+		return MCPT__END_REASON__END_SIGNAL;
+	return MCPT__END_REASON__END_TARGET_EXITED;
+}
+
+static int exit_code(const struct session *s)
+{
+	if (s->attached)
+		return 0;
+	if (!s->server_done)
+		return 2;
+	if (WIFEXITED(s->server_status))
+		return WEXITSTATUS(s->server_status);
+	if (WIFSIGNALED(s->server_status))
+		return 128 + WTERMSIG(s->server_status);
+	return 2;
+}
+
+int session_run(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = loader__ring_fd(s->bpf) };
+	int err;
+
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		return 2;
+	while (!s->write_err && !s->stop_now && !lingering_over(s)) {
+		err = wait_step(s);
+		if (err) {
+			p_err("failed to wait for events: %s", strerror(-err));
+			break;
+		}
+	}
+	loader__drain(s->bpf);
+	read_control(s);
+	if (s->control && !s->write_err)
+		control__flush(s->control, on_control_line, s);
+	flush_losses(s);
+	if (!s->write_err) {
+		loader__inflight(s->bpf, write_unfinished, s);
+		record_alive(s);
+	}
+	if ((s->write_err || s->stop_now) && !s->opts->keep_server) {
+		int status;
+
+		kill_tree(s);
+		if (!s->attached && !s->server_done &&
+		    waitpid(s->server.pid, &status, 0) == s->server.pid) {
+			s->server_done = true;
+			s->server_status = status;
+		}
+	}
+	if (!s->write_err) {
+		err = mcpt_writer__finish(s->writer, end_reason(s));
+		if (err)
+			set_write_err(s, err, "final seal");
+	}
+	p_info("%llu events recorded", (unsigned long long)s->records);
+	if (s->write_err)
+		return 2;
+	return exit_code(s);
+}
+
+void session_fini(struct session *s)
+{
+	launch_close(&s->server);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	s->sigfd = s->epfd = -1;
+}

@@ -1,0 +1,345 @@
+/*
+ * mcpt.h - the trace library shared by the collector and the analyzer.
+ *
+ * Implements TRACE-FORMAT.md (static-key mode): the 12-byte preamble and delimited framing,
+ * Ed25519 keys in minisign-compatible files, the writer (chunk leaves, per-segment RFC 9162
+ * Merkle roots, Seal statements signed over the DSSE PAE and linked by the previous seal's
+ * digest, FINAL seal on every orderly stop) and a streaming reader/verifier that classifies a
+ * trace into the verdicts of TRACE-FORMAT.md 4.11 while handing each record to a callback.
+ *
+ * Conventions: int functions return 0 or a negative errno; constructors return NULL and set
+ * errno; functions that read user-supplied files also fill a caller-owned message buffer with
+ * one line naming the file and what is wrong. Secrets never appear in messages.
+ */
+#ifndef MCPT_H
+#define MCPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.pb-c.h"
+
+#define MCPT_MAGIC	       "\x89MCPT\r\n\x1a"
+#define MCPT_MAGIC_LEN	       8
+#define MCPT_PREAMBLE_LEN      12
+#define MCPT_FORMAT_MAJOR      1
+#define MCPT_FORMAT_MINOR      0
+#define MCPT_SCHEMA_ID	       "mcpwitness.trace.v1"
+#define MCPT_MAX_RECORD_LEN    (1u << 20)  /* default Header.max_record_len */
+#define MCPT_HARD_RECORD_LEN   (16u << 20) /* no reader accepts a longer frame */
+#define MCPT_HEADER_MAX	       (64u << 10)
+#define MCPT_SEAL_PAYLOAD_TYPE "application/vnd.mcpwitness.trace-seal.v1+protobuf"
+#define MCPT_HASH_LEN	       32
+#define MCPT_KEY_ID_LEN	       8
+#define MCPT_TRACE_ID_LEN      16
+
+/* Record types = field numbers of Record's oneof (trace.proto). */
+enum mcpt_type {
+	MCPT_T_HEADER = 1,
+	MCPT_T_EVENT = 2,
+	MCPT_T_MARK = 3,
+	MCPT_T_STDIO = 4,
+	MCPT_T_LOSS = 5,
+	MCPT_T_PROC = 6,
+	MCPT_T_NOTE = 7,
+	MCPT_T_EPOCH_CERT = 13,
+	MCPT_T_SEAL = 15,
+};
+
+/* SealStatement.flags */
+enum mcpt_seal_flags {
+	MCPT_SEAL_FINAL = 1,
+	MCPT_SEAL_HEARTBEAT = 2,
+	MCPT_SEAL_MARK = 4,
+	MCPT_SEAL_SIGNAL = 8,
+	MCPT_SEAL_ROTATE = 16,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Keys (TRACE-FORMAT.md 4.10, static mode)                                                  */
+
+struct mcpt_signer; /* opaque: the seed lives in sodium_malloc'd memory, no-access between uses */
+
+struct mcpt_pubkey {
+	uint8_t key_id[MCPT_KEY_ID_LEN];
+	uint8_t pk[32];
+};
+
+/* Generates a key pair into dir/signing.key (seed-only, 0600, created O_EXCL|O_NOFOLLOW) and
+ * dir/signing.pub (0644, minisign-compatible); dir is created 0700 when missing (an existing
+ * dir keeps its mode). Writes the key id as 16 hex digits into keyid_hex. Refuses to overwrite
+ * either file (-EEXIST; a secret file created before a failure is removed). 0 or -errno. */
+int mcpt_key_generate(const char *dir, char keyid_hex[17], char *err, size_t errlen);
+
+/* Loads a secret key file. Refuses (NULL, errno, message) a file that is not a regular file, is
+ * a symlink, is not owned by the caller's euid or root, has group/other permission bits, is
+ * malformed, or whose checksum or key id does not match. */
+struct mcpt_signer *mcpt_signer_load(const char *path, char *err, size_t errlen);
+/* Wipes and frees the key (sodium_free). Accepts NULL. */
+void mcpt_signer_free(struct mcpt_signer *s);
+/* The signer's key id and public key (derived from the seed, never read from a file). */
+void mcpt_signer_key_id(const struct mcpt_signer *s, uint8_t out[MCPT_KEY_ID_LEN]);
+void mcpt_signer_pubkey(const struct mcpt_signer *s, struct mcpt_pubkey *out);
+
+/* Loads a public key file (minisign format: comment line + base64("Ed" || key_id || pk)).
+ * Refuses (-errno, message) a file that is not regular, malformed, not an Ed25519 point, or
+ * whose key id is not KEY_ID(pk) (a minisign-generated key has a random id: not ours). */
+int mcpt_pubkey_load(struct mcpt_pubkey *out, const char *path, char *err, size_t errlen);
+
+/* KEY_ID(pk) = first 8 bytes of BLAKE2b-256("MCPT-v1 keyid" || "Ed" || pk). */
+void mcpt_key_id(const uint8_t pk[32], uint8_t out[MCPT_KEY_ID_LEN]);
+/* 16 lower-case hex digits of the little-endian u64, as minisign shows key ids. */
+void mcpt_key_id_hex(const uint8_t id[MCPT_KEY_ID_LEN], char out[17]);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writer                                                                                    */
+
+/* Clock source. Tests inject a fake one to make traces byte-identical run after run. */
+struct mcpt_clock {
+	uint64_t (*monotonic_ns)(void *ctx);
+	void (*sample)(void *ctx, Mcpt__ClockSample *out); /* fills every ClockSample field */
+	void *ctx;
+};
+
+/* The real clock sample: CLOCK_REALTIME read between two CLOCK_BOOTTIME reads, then
+ * CLOCK_MONOTONIC, then adjtimex() for ntp_synced/esterror_us (e.g. for Header.clock). */
+void mcpt_clock_sample(Mcpt__ClockSample *out);
+
+struct mcpt_writer_opts {
+	/* seal policy; 0 = default (64 records, 16 KiB, 4096 records, 1 s, 10 s) */
+	uint32_t chunk_records;
+	uint32_t chunk_bytes;
+	uint32_t max_segment_records;
+	uint64_t max_segment_ns;
+	uint64_t heartbeat_ns;
+	bool fsync_seals;		/* fdatasync after every seal (regular files); NOTE: a
+					 * NULL opts means true, a zeroed struct means false */
+	size_t flush_bytes;		/* write() once this much is buffered; 0 = 64 KiB */
+	const struct mcpt_clock *clock; /* NULL = the real clocks */
+	const uint8_t *trace_id;	/* NULL = random; 16 bytes otherwise (tests) */
+	uint32_t max_record_len;	/* Header.max_record_len; 0 = 1 MiB (1 KiB..16 MiB) */
+};
+
+struct mcpt_writer;
+
+/* Starts a trace on fd: writes the preamble and the Header record. The library sets the fields
+ * it owns (format version, trace_id, schema_id, signer, seal_policy, max_record_len, and clock
+ * when hdr->clock is NULL) on a private copy: hdr is not modified and need not outlive the
+ * call (read the trace id back with mcpt_writer__trace_id). The caller fills everything else
+ * (host, kernel, target, collector...); incompatible_features must be 0. The writer keeps a
+ * reference to signer, not ownership; signer NULL writes an unsigned trace (tests only:
+ * verify refuses it without allow_unsigned). Policy values out of the verifier's bounds ->
+ * EINVAL; a header over 64 KiB -> EMSGSIZE; a write error -> its errno. NULL and errno on
+ * failure. */
+struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcpt_signer *signer,
+				     const struct mcpt_writer_opts *opts);
+
+/* Appends one record: packs msg (the inner message of Record member `type`), frames it, feeds
+ * the chunk hash, and seals when the segment reaches max_segment_records. ts (0 = none) feeds
+ * the segment's min/max event time. */
+int mcpt_writer__append(struct mcpt_writer *w, enum mcpt_type type, const ProtobufCMessage *msg,
+			uint64_t ts);
+/* The same for an inner message already packed (or a type this library does not know, e.g.
+ * vendor types 1024..2047). -EINVAL for Header/Seal/EpochCert or type 0 / >= 2^29; -EMSGSIZE
+ * past max_record_len (not sticky: the record is skipped, the trace goes on). */
+int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t *body, size_t len,
+			    uint64_t ts);
+
+/* Cumulative loss total for one source, carried in every following seal; must not decrease. */
+int mcpt_writer__set_loss(struct mcpt_writer *w, Mcpt__LossSource src, uint64_t cumulative);
+
+/* Seals now when the time policy says so (1 s since the last seal with records pending, or a
+ * heartbeat; a MARK seal held back by the 100/s rate limit) and writes out buffered bytes older
+ * than 100 ms. Call it after each batch of appends and whenever the returned delay elapses.
+ * Returns how many milliseconds may pass before the next call is due (0..100), or -errno. */
+int mcpt_writer__tick(struct mcpt_writer *w);
+
+/* Seals the current segment now (flags: MCPT_SEAL_MARK after a call end, HEARTBEAT, SIGNAL;
+ * FINAL only through mcpt_writer__finish -> -EINVAL). An empty segment is allowed. MARK seals
+ * are rate-limited to 100/s: one that comes too soon is merged into the next seal, which tick
+ * writes within 10 ms. 0 or -errno (sticky write/sync/sign error). */
+int mcpt_writer__seal(struct mcpt_writer *w, uint32_t flags);
+
+/* Writes the FINAL seal with its end reason (SIGNAL/ROTATE flags follow END_SIGNAL/END_ROTATED),
+ * flushes, fsyncs a regular file. After it only mcpt_writer__free and the accessors are valid
+ * (others return -EINVAL). Returns the sticky error if an earlier write failed: then no FINAL
+ * seal could be written. */
+int mcpt_writer__finish(struct mcpt_writer *w, Mcpt__EndReason reason);
+
+/* Frees the writer; never writes; never closes fd. Accepts NULL. */
+void mcpt_writer__free(struct mcpt_writer *w);
+
+uint64_t mcpt_writer__records(const struct mcpt_writer *w); /* records written, header included */
+uint64_t mcpt_writer__seals(const struct mcpt_writer *w);
+void mcpt_writer__trace_id(const struct mcpt_writer *w, uint8_t out[MCPT_TRACE_ID_LEN]);
+/* SEAL_DIGEST of the last seal written (zeros before the first): with the trace id, what to
+ * anchor off-host after mcpt_writer__finish (TRACE-FORMAT.md 4.10). */
+void mcpt_writer__seal_digest(const struct mcpt_writer *w, uint8_t out[MCPT_HASH_LEN]);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reader and verifier (TRACE-FORMAT.md 4.11)                                                */
+
+enum mcpt_verdict {
+	MCPT_VALID_COMPLETE = 0,
+	MCPT_INVALID = 1,
+	MCPT_WRONG_KEY = 3, /* also UNSIGNED: see report.code */
+	MCPT_UNSUPPORTED = 4,
+	MCPT_VALID_PREFIX = 5, /* also UNVERIFIED (no seal at all): see report.code */
+};
+
+enum mcpt_code {
+	MCPT_OK = 0,
+	MCPT_E_IO,
+	MCPT_E_NOT_A_TRACE,
+	MCPT_E_VERSION,
+	MCPT_E_HEADER,
+	MCPT_E_FEATURE,
+	MCPT_E_WRONG_KEY,
+	MCPT_E_UNSIGNED,
+	MCPT_E_FRAME_VARINT,
+	MCPT_E_FRAME_LEN,
+	MCPT_E_FRAME_STRUCT,
+	MCPT_E_TRUNCATED,
+	MCPT_E_ZERO_TAIL,
+	MCPT_E_SEAL_SIG,
+	MCPT_E_SEAL_PARSE,
+	MCPT_E_SEAL_TRACE,
+	MCPT_E_SEAL_CHAIN,
+	MCPT_E_SEAL_COUNT,
+	MCPT_E_SEAL_ROOT,
+	MCPT_E_SEAL_TIME,
+	MCPT_E_LOSS_REGRESSION,
+	MCPT_E_TRAILING,
+	MCPT_E_RECORD_PARSE,
+	MCPT_E_UNVERIFIED, /* no seal at all */
+	MCPT_E_NO_FINAL,   /* seals verify but the FINAL seal is missing */
+	MCPT_W_LOSS,
+	MCPT_W_UNKNOWN_TYPE,
+	MCPT_W_CLOCK_STEP,
+	MCPT_W_NTP_UNSYNC,
+	MCPT_W_SEAL_GAP,
+	MCPT_W_UNSEALED_TAIL,
+	MCPT_E_LIMIT, /* a resource limit of the reader (hold buffer) was reached */
+	MCPT_CODE_COUNT,
+};
+
+/* One record handed to the caller. body points into the reader's buffer: valid only during the
+ * callback. provisional = its segment's seal has not been verified (yet): without hold_segments
+ * the Header and data records always arrive provisional (their seal comes after them) and a
+ * Seal record arrives once checked, provisional unless it verified; with hold_segments only
+ * records whose seal verified are delivered, not provisional. Where nothing can be verified
+ * (no key, or an unsigned trace allowed) every record is provisional. */
+struct mcpt_record {
+	uint64_t index;	 /* record index; the Header is 0 */
+	uint64_t offset; /* byte offset of the frame in the stream */
+	enum mcpt_type type;
+	const uint8_t *body; /* the inner message bytes (unpack with the type's descriptor) */
+	size_t body_len;
+	bool provisional;
+};
+
+/* Return 0 to go on, non-zero to stop reading (mcpt_verify then returns that value). */
+typedef int (*mcpt_record_cb)(void *ctx, const struct mcpt_record *rec);
+
+struct mcpt_verify_opts {
+	/* trusted key; NULL = structure only (analyze --no-verify, dump): framing, hashes, chain
+	 * and counts are still checked, signatures are not, and the verdict is at best
+	 * VALID_PREFIX with MCPT_E_UNVERIFIED ("structure only" in the message) */
+	const struct mcpt_pubkey *key;
+	bool allow_unsigned;
+	/* deliver each segment's records only after its seal verifies (--verify-before-release);
+	 * records of a segment whose seal fails are never delivered, nor an unsealed tail */
+	bool hold_segments;
+	/* most bytes one held segment may take (inner messages + ~40 B per record); 0 = 128 MiB.
+	 * Past it mcpt_verify stops with -ENOBUFS and code MCPT_E_LIMIT. */
+	size_t hold_max_bytes;
+};
+
+struct mcpt_bad_segment {
+	uint64_t seal_index;
+	uint64_t first_record;
+	uint64_t record_count;
+	enum mcpt_code code;
+	char reason[160];
+};
+
+struct mcpt_warning {
+	enum mcpt_code code;
+	char text[160];
+};
+
+struct mcpt_report {
+	enum mcpt_verdict verdict;
+	enum mcpt_code code; /* the error that decided the verdict, MCPT_OK when complete */
+	char message[256];   /* one line: what holds and what does not */
+
+	uint8_t trace_id[MCPT_TRACE_ID_LEN];
+	uint8_t key_id[MCPT_KEY_ID_LEN];	 /* as the header names it */
+	uint8_t trusted_key_id[MCPT_KEY_ID_LEN]; /* of opts.key */
+	bool have_header;
+	bool signatures_checked; /* false: no key given (structure only) or unsigned trace */
+	bool truncated;		 /* torn tail: EOF inside a frame (or the preamble/header) */
+	bool zero_tail;		 /* all-zero bytes to EOF where a frame was expected */
+
+	uint64_t records; /* frames read, header included */
+	uint64_t bytes;	  /* bytes read, preamble included */
+	uint64_t seals;
+	uint64_t seals_ok;
+	bool final;
+	Mcpt__EndReason end_reason;
+	/* index of the last seal of the longest run of seals from seal 0 that all verified (the
+	 * seal record itself included); 0 = none */
+	uint64_t verified_through_record;
+	uint64_t unsealed_records; /* after the last seal */
+	uint64_t unsealed_bytes;
+	uint64_t unsealed_from_record; /* index of the first record after the last seal */
+	uint64_t trailing_bytes;       /* after the FINAL seal (E_TRAILING) or the zero tail */
+	uint8_t last_seal_digest[MCPT_HASH_LEN]; /* SEAL_DIGEST of the last verified seal */
+	uint64_t first_bad_record; /* INVALID: first record of the first bad segment or the frame */
+	uint64_t first_bad_offset;
+	uint64_t unknown_types;
+
+	struct mcpt_bad_segment *bad_segments; /* the first MCPT_REPORT_MAX_LIST */
+	size_t n_bad_segments;
+	uint64_t bad_segments_total;   /* all of them */
+	struct mcpt_warning *warnings; /* the first MCPT_REPORT_MAX_LIST */
+	size_t n_warnings;
+	uint64_t warnings_dropped;
+
+	Mcpt__LossTotals loss; /* from the last good seal */
+	uint64_t min_event_ts, max_event_ts;
+};
+
+#define MCPT_REPORT_MAX_LIST 256
+
+/* Reads a trace from fd to EOF (pipes welcome: short reads and EINTR are handled), verifying as
+ * it goes, and calls cb (may be NULL) for every record in stream order (the Header first).
+ * Fills rep (overwritten: fini an earlier report first); returns 0 when a verdict was reached,
+ * the callback's non-zero value if it stopped (rep then describes what was read), or -errno
+ * on an I/O error or a resource limit (rep.code MCPT_E_IO / MCPT_E_LIMIT). Reading stops early
+ * for verdicts that make the rest meaningless: UNSUPPORTED, WRONG_KEY/UNSIGNED, a framing error.
+ * Memory: one frame plus O(log n), or one segment with hold_segments. opts NULL = key NULL.
+ * rep must be released with mcpt_report__fini. */
+int mcpt_verify(int fd, const struct mcpt_verify_opts *opts, mcpt_record_cb cb, void *ctx,
+		struct mcpt_report *rep);
+void mcpt_report__fini(struct mcpt_report *rep);
+
+/* The descriptor to unpack a record's body with: every record type this library knows,
+ * Header and Seal included; NULL for a type it does not know (skip it). */
+const ProtobufCMessageDescriptor *mcpt_record_descriptor(enum mcpt_type type);
+
+/* Exit code of `mcpwitness verify` for a verdict (TRACE-FORMAT.md 4.11). */
+int mcpt_verdict_exit_code(enum mcpt_verdict v);
+const char *mcpt_verdict_name(enum mcpt_verdict v); /* "VALID_COMPLETE", ... */
+const char *mcpt_code_name(enum mcpt_code c);	    /* "E_SEAL_ROOT", ... */
+/* The verdict as `verify` prints it: UNSIGNED and UNVERIFIED refine WRONG_KEY and VALID_PREFIX. */
+const char *mcpt_report_verdict_name(const struct mcpt_report *rep);
+
+/* Human-readable and JSON renderings of a report (the JSON is one object, no trailing
+ * newline); both are stable for golden tests. */
+void mcpt_report_print(FILE *out, const struct mcpt_report *rep);
+void mcpt_report_print_json(FILE *out, const struct mcpt_report *rep);
+
+#endif /* MCPT_H */

@@ -1,0 +1,186 @@
+"""mwtest.py - shared helpers of the end-to-end tests: the real collector on the real kernel.
+
+Each test file is a unittest module run by CTest as `python3 test_x.py`. A test that cannot run
+here because the kernel or the machine lacks something exits 77 after printing `SKIP: reason`
+(CTest SKIP_RETURN_CODE); not being root is the only such reason today, and CI runs as root.
+
+Conventions: every process a test starts is ended by its pid (ProcessGuard), every temporary
+file lives under a per-test directory that is removed afterwards, no packet leaves the machine
+(listeners and peers are on 127.0.0.1).
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+SOURCE_DIR = os.environ.get("MW_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD_DIR = os.environ.get("MW_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+COLLECT = os.environ.get("MW_COLLECT", os.path.join(BUILD_DIR, "collector", "mcpwitness-collect"))
+ANALYZER = os.environ.get("MW_ANALYZER", os.path.join(BUILD_DIR, "analyzer", "mcpwitness"))
+DEFAULT_POLICY = os.path.join(SOURCE_DIR, "policies", "default.yaml")
+EXAMPLE_DIR = os.path.join(SOURCE_DIR, "test", "fixtures", "example")
+SKIP = 77
+
+
+def require_root():
+    """Exits 77 (skip) unless we can load BPF programs, which needs root."""
+    if os.geteuid() != 0:
+        print("SKIP: end-to-end tests load BPF programs and need root")
+        sys.exit(SKIP)
+
+
+def nobody_ids():
+    import pwd
+    pw = pwd.getpwnam("nobody")
+    return pw.pw_uid, pw.pw_gid
+
+
+def run(cmd, timeout=120, **kw):
+    """Runs cmd to completion, capturing output (text)."""
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+class Workdir:
+    """A temporary directory world-readable enough for a server running as nobody."""
+
+    def __init__(self, prefix="mwtest."):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.path, 0o755)
+
+    def join(self, *parts):
+        return os.path.join(self.path, *parts)
+
+    def mkdir(self, *parts, owner=None, mode=0o755):
+        p = self.join(*parts)
+        os.makedirs(p, exist_ok=True)
+        os.chmod(p, mode)
+        if owner:
+            os.chown(p, *owner)
+        return p
+
+    def write(self, rel, content, owner=None, mode=0o644):
+        p = self.join(rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(content)
+        os.chmod(p, mode)
+        if owner:
+            os.chown(p, *owner)
+        return p
+
+    def cleanup(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+class Keys:
+    """A signing key pair made by `mcpwitness keygen` into dir/keys."""
+
+    def __init__(self, work):
+        self.dir = work.join("keys")
+        r = run([ANALYZER, "keygen", "-o", self.dir])
+        if r.returncode != 0:
+            raise AssertionError("keygen failed: %s" % r.stderr)
+        self.secret = os.path.join(self.dir, "signing.key")
+        self.public = os.path.join(self.dir, "signing.pub")
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that accepts and closes connections, in a thread."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def collect_cmd(trace, keys, command, user="nobody", extra=()):
+    cmd = [COLLECT, "-o", trace, "-k", keys.secret]
+    if user:
+        cmd += ["--user", user]
+    return cmd + list(extra) + ["--"] + list(command)
+
+
+def record(trace, keys, command, user="nobody", extra=(), env=None, cwd=None, timeout=120,
+           stdin=subprocess.DEVNULL):
+    """Runs COMMAND under the collector to completion; returns the CompletedProcess."""
+    return subprocess.run(collect_cmd(trace, keys, command, user, extra), capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
+
+
+def verify(trace, keys):
+    return run([ANALYZER, "verify", trace, "--pubkey", keys.public])
+
+
+def dump_json(trace, keys=None):
+    """Every record of the trace as a list of dicts (mcpwitness dump --json)."""
+    cmd = [ANALYZER, "dump", trace, "--json"]
+    if keys:
+        cmd += ["--pubkey", keys.public]
+    r = run(cmd)
+    if r.returncode != 0:
+        raise AssertionError("dump failed (%d): %s" % (r.returncode, r.stderr))
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+def analyze_json(trace, keys, policies=(DEFAULT_POLICY,), extra=()):
+    cmd = [ANALYZER, "analyze", trace, "--pubkey", keys.public, "--format", "json"]
+    for p in policies:
+        cmd += ["-p", p]
+    r = run(cmd + list(extra))
+    if r.returncode not in (0, 1):
+        raise AssertionError("analyze failed (%d): %s" % (r.returncode, r.stderr))
+    return json.loads(r.stdout)
+
+
+def bpf_programs_named(prefix="handle_"):
+    """Names of loaded BPF programs starting with prefix (bpftool), to prove none is left."""
+    r = run(["bpftool", "prog", "show", "--json"])
+    if r.returncode != 0:
+        return []
+    return [p.get("name", "") for p in json.loads(r.stdout or "[]")
+            if p.get("name", "").startswith(prefix)]
+
+
+class E2ETestCase(unittest.TestCase):
+    """Base class: a Workdir per test, removed afterwards, and a check that no BPF program of
+    ours stays loaded once the collector is gone."""
+
+    def setUp(self):
+        self.work = Workdir()
+        self.addCleanup(self.work.cleanup)
+
+    def tearDown(self):
+        for _ in range(50):  # the kernel frees programs asynchronously after the last fd closes
+            left = bpf_programs_named()
+            if not left:
+                break
+            time.sleep(0.1)
+        self.assertEqual(bpf_programs_named(), [], "BPF programs left attached")
+
+
+def main():
+    require_root()
+    unittest.main(verbosity=2)

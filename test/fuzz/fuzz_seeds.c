@@ -1,0 +1,131 @@
+/*
+ * fuzz_seeds.c - writes the seed corpus of the trace fuzzers into DIR: small real traces made
+ * by the library's writer with a fake clock and the test key (seed 0x01 x 32), so the corpus
+ * is deterministic and needs no committed binaries: a complete trace with every record type,
+ * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one.
+ * Usage: fuzz_seeds DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct fake {
+	uint64_t now;
+};
+
+static uint64_t mono(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
+static void sample(void *ctx, Mcpt__ClockSample *cs)
+{
+	uint64_t now = ((struct fake *)ctx)->now;
+
+	cs->realtime_ns = 1700000000000000000ull + now;
+	cs->boottime_before_ns = now + 1000;
+	cs->boottime_after_ns = now + 2000;
+	cs->monotonic_ns = now;
+	cs->ntp_synced = 1;
+}
+
+static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types)
+{
+	Mcpt__Event ev = MCPT__EVENT__INIT;
+	Mcpt__StdioFrame sf = MCPT__STDIO_FRAME__INIT;
+	Mcpt__Mark mk = MCPT__MARK__INIT;
+	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
+	int64_t args[2] = {-1, 42};
+	int err = 0;
+
+	ev.op = MCPT__OP__OP_OPENAT;
+	ev.path = (ProtobufCBinaryData){11, (uint8_t *)"/etc/passwd"};
+	ev.n_args = 2;
+	ev.args = args;
+	for (int i = 0; i < n && !err; i++) {
+		clk->now += 1000000;
+		ev.seq = (uint64_t)i;
+		ev.ts = clk->now;
+		err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, ev.ts);
+	}
+	if (!all_types || err)
+		return err;
+	sf.data = (ProtobufCBinaryData){3, (uint8_t *)"{}\n"};
+	sf.dir = MCPT__STDIO_FRAME__DIR__WRITE;
+	mk.phase = MCPT__MARK__PHASE__END;
+	mk.tool = (ProtobufCBinaryData){4, (uint8_t *)"exec"};
+	pi.kind = MCPT__PROC_INFO__KIND__TARGET;
+	if ((err = mcpt_writer__append(w, MCPT_T_STDIO, &sf.base, 0)) ||
+	    (err = mcpt_writer__append(w, MCPT_T_MARK, &mk.base, 0)) ||
+	    (err = mcpt_writer__append(w, MCPT_T_PROC, &pi.base, 0)) ||
+	    (err = mcpt_writer__append_raw(w, 1500, (const uint8_t *)"\x08\x01", 2, 0)) ||
+	    (err = mcpt_writer__set_loss(w, MCPT__LOSS_SOURCE__PERF_LOST, 2)))
+		return err;
+	clk->now += 20000000;
+	return mcpt_writer__seal(w, MCPT_SEAL_MARK);
+}
+
+static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int sign, int final,
+		int all_types)
+{
+	static const uint8_t zero_seed[32] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+					      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	Mcpt__Header h = MCPT__HEADER__INIT;
+	struct fake clk = {1000000};
+	struct mcpt_clock c = {mono, sample, &clk};
+	uint8_t tid[16] = {7};
+	struct mcpt_writer_opts o = {.clock = &c,
+				     .trace_id = tid,
+				     .max_segment_records = seg_max,
+				     .chunk_records = 4,
+				     .chunk_bytes = 1024};
+	struct mcpt_signer *s = sign ? mcpt_signer_from_seed(zero_seed) : NULL;
+	struct mcpt_writer *w = NULL;
+	char path[4096];
+	int fd, err;
+
+	h.event_clock = MCPT__CLOCK_ID__CLOCK_BOOTTIME;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || (sign && !s))
+		goto fail;
+	w = mcpt_writer__new(fd, &h, s, &o);
+	if (!w)
+		goto fail;
+	err = records(w, &clk, n, all_types);
+	clk.now += 1000000;
+	if (!err)
+		err = final ? mcpt_writer__finish(w, MCPT__END_REASON__END_CLEAN)
+			    : mcpt_writer__seal(w, 0);
+	if (err) {
+		errno = -err;
+		goto fail;
+	}
+	mcpt_writer__free(w);
+	mcpt_signer_free(s);
+	return close(fd);
+fail:
+	fprintf(stderr, "fuzz_seeds: %s: %s\n", path, strerror(errno));
+	mcpt_writer__free(w);
+	mcpt_signer_free(s);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz_seeds DIR\n");
+		return 2;
+	}
+	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1) ||
+	    seed(argv[1], "multi", 60, 16, 1, 1, 0) || seed(argv[1], "nofinal", 10, 4, 1, 0, 0) ||
+	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1) || seed(argv[1], "minimal", 0, 4096, 1, 1, 0))
+		return 1;
+	return 0;
+}

@@ -1,0 +1,766 @@
+/*
+ * check_analyze.c - the analyzer end to end on small signed traces written with the real trace
+ * library (synth_trace.c), through the same do_<verb> functions the binary runs.
+ *
+ * findings: a scenario trace gives exactly the expected findings (rule, severity, pid, path,
+ * argv, lineage up to the server), and its benign events (runtime libraries, /dev/null,
+ * /proc/self, workspace and temp writes, DNS to the local stub, the server's own launch) none.
+ * determinism: two runs give byte-identical text and JSON.
+ * exits: --fail-on, tampered / truncated / wrong-key / not-a-trace / missing traces, a broken
+ * policy: each a one-line error and the documented exit code; stdin input.
+ * dump and verify on the same traces; entry-time records merged with their completion.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "events.h"
+#include "synth_trace.h"
+
+#define POLICY MW_SOURCE_DIR "/policies/default.yaml"
+
+struct result {
+	int code;
+	char *out, *err;
+};
+
+static void result_free(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int (*verb_fn(const char *verb))(int, char **)
+{
+	if (!strcmp(verb, "analyze"))
+		return do_analyze;
+	if (!strcmp(verb, "dump"))
+		return do_dump;
+	if (!strcmp(verb, "verify"))
+		return do_verify;
+	if (!strcmp(verb, "keygen"))
+		return do_keygen;
+	return do_policy;
+}
+
+/* Runs one subcommand in this process with stdout and stderr captured; stdin_path (or NULL)
+ * becomes standard input. Arguments end with NULL. */
+static struct result run(const char *stdin_path, const char *verb, ...)
+{
+	char *argv[40], outp[] = "/tmp/mw-out-XXXXXX", errp[] = "/tmp/mw-err-XXXXXX";
+	int argc = 0, so = dup(1), se = dup(2), si = dup(0), fo, fe, fi;
+	struct result r;
+	va_list ap;
+
+	argv[argc++] = (char *)verb;
+	va_start(ap, verb);
+	while (argc < 39 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	fo = mkstemp(outp);
+	fe = mkstemp(errp);
+	ck_assert(fo >= 0 && fe >= 0 && so >= 0 && se >= 0 && si >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	if (stdin_path) {
+		fi = open(stdin_path, O_RDONLY);
+		ck_assert_int_ge(fi, 0);
+		dup2(fi, 0);
+		close(fi);
+	}
+	optind = 0;
+	r.code = verb_fn(verb)(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	dup2(si, 0);
+	close(so), close(se), close(si), close(fo), close(fe);
+	r.out = synth_slurp(outp, NULL);
+	r.err = synth_slurp(errp, NULL);
+	unlink(outp);
+	unlink(errp);
+	if (getenv("MW_TEST_VERBOSE"))
+		fprintf(stderr, "--- %s -> %d\n%s--- stderr\n%s", verb, r.code, r.out, r.err);
+	return r;
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* --- traces --------------------------------------------------------------------------------- */
+
+static const uint8_t sa_lo_dns[16] = {2, 0, 0, 53, 127, 0, 0, 53};
+static const uint8_t sa_lo_8080[16] = {2, 0, 0x1f, 0x90, 127, 0, 0, 1};
+static const uint8_t sa_metadata[16] = {2, 0, 0, 80, 169, 254, 169, 254};
+static const uint8_t sa_web[16] = {2, 0, 0x01, 0xbb, 93, 184, 216, 34};
+
+#define O_WR_CREAT (01 | 0100 | 01000)
+
+/* What benign servers do all day: none of it is a finding. */
+static void benign_events(struct synth *s)
+{
+	synth_exec(s, SYNTH_PID, SYNTH_PSTART, "/usr/bin/node", "node\0server.js", 15);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/etc/ld.so.cache", NULL, 02000000, 3);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/lib/x86_64-linux-gnu/libc.so.6",
+		   "/lib/x86_64-linux-gnu/libc.so.6", 02000000, 3);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/usr/lib/node_modules/x/index.js", NULL, 0, 3);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/proc/self/maps", NULL, 0, 3);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/dev/null", NULL, 02, 3);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "out.txt", "/work/out.txt", O_WR_CREAT, 4);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/tmp/x.tmp", NULL, 02 | 0100, 4);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/work/missing", NULL, 0, -2);
+	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_lo_dns, 16, 0, 0);
+}
+
+/* The scenario: a tool call that makes a shell read a key and phone home. */
+static void scenario_events(struct synth *s)
+{
+	benign_events(s);
+	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_lo_8080, 16, 0, 0); /* loopback, low */
+	ck_assert_int_eq(mcpt_writer__seal(s->w, 0), 0); /* what follows is another segment */
+	synth_fork(s, SYNTH_PID, SYNTH_PSTART, 101, 2000);
+	synth_exec(s, 101, 2000, "/bin/sh", "sh\0-c\0cat .ssh/id_rsa", 21); /* high */
+	synth_fork(s, 101, 2000, 102, 3000);
+	synth_exec(s, 102, 3000, "/usr/bin/cat", "cat\0.ssh/id_rsa", 16);     /* high */
+	synth_open(s, 102, 3000, ".ssh/id_rsa", "/home/u/.ssh/id_rsa", 0, 3); /* critical */
+	synth_open(s, 102, 3000, ".aws/credentials", "/home/u/.aws/credentials", 0, -2); /* low */
+	synth_exit(s, 102, 3000, 0);
+	synth_connect(s, 101, 2000, sa_metadata, 16, -111, 0);		/* critical */
+	synth_connect(s, 101, 2000, sa_web, 16, 0, 0);			/* medium */
+	synth_open(s, 101, 2000, "/etc/cron.d/x", NULL, O_WR_CREAT, 3); /* high */
+	synth_exit(s, 101, 2000, 0);
+}
+
+static void make_trace(struct synth *s, const char *name, void (*events)(struct synth *))
+{
+	synth_begin(s, name);
+	events(s);
+	synth_finish(s);
+}
+
+static struct synth S;
+
+static void teardown(void)
+{
+	synth_cleanup(&S);
+}
+
+/* --- findings ------------------------------------------------------------------------------- */
+
+struct want {
+	const char *rule, *severity;
+	int pid;
+	const char *path, *addr, *exe;
+	int lineage; /* processes from this one up to the server */
+};
+
+static const struct want scenario_findings[] = {
+	{"net.connect-loopback", "low", 100, NULL, "127.0.0.1:8080", "/usr/bin/node", 1},
+	{"exec.unexpected", "high", 101, NULL, NULL, "/bin/sh", 2},
+	{"exec.unexpected", "high", 102, NULL, NULL, "/usr/bin/cat", 3},
+	{"file.sensitive-read", "critical", 102, "/home/u/.ssh/id_rsa", NULL, "/usr/bin/cat", 3},
+	{"file.sensitive-read-attempt", "low", 102, "/home/u/.aws/credentials", NULL,
+	 "/usr/bin/cat", 3},
+	{"net.cloud-metadata", "critical", 101, NULL, "169.254.169.254:80", "/bin/sh", 2},
+	{"net.connect-unexpected", "medium", 101, NULL, "93.184.216.34:443", "/bin/sh", 2},
+	{"file.persistence-write", "high", 101, "/etc/cron.d/x", NULL, "/bin/sh", 2},
+};
+
+static const char *jstr(json_t *o, const char *path)
+{
+	json_t *v = o;
+	char buf[128], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
+		v = json_object_get(v, tok);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void check_finding(json_t *f, const struct want *w, int i)
+{
+	json_t *proc = json_object_get(f, "process"), *lin = json_object_get(proc, "lineage");
+
+	ck_assert_msg(!strcmp(jstr(f, "rule"), w->rule), "finding %d: %s", i, jstr(f, "rule"));
+	ck_assert_str_eq(jstr(f, "severity"), w->severity);
+	ck_assert_int_eq(json_integer_value(json_object_get(proc, "pid")), w->pid);
+	ck_assert_str_eq(jstr(proc, "exe"), w->exe);
+	if (w->path)
+		ck_assert_str_eq(jstr(f, "evidence.path"), w->path);
+	if (w->addr)
+		ck_assert_str_eq(jstr(f, "evidence.addr"), w->addr);
+	ck_assert_int_eq(json_array_size(lin), w->lineage);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(json_array_get(lin, w->lineage - 1), "pid")),
+		SYNTH_PID);
+	ck_assert(json_is_true(json_object_get(proc, "lineage_complete")));
+	ck_assert(json_is_false(json_object_get(f, "unproven")));
+	ck_assert_ptr_nonnull(jstr(f, "time"));
+}
+
+START_TEST(scenario_findings_json)
+{
+	struct result r;
+	json_t *doc, *fs, *f;
+	json_error_t je;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--format", "json", NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_str_eq(r.err, "");
+	doc = json_loads(r.out, 0, &je);
+	ck_assert_msg(doc, "%s", je.text);
+	ck_assert_str_eq(jstr(doc, "trace.verdict"), "VALID_COMPLETE");
+	ck_assert_str_eq(jstr(doc, "trace.id"), "0f1e2d3c4b5a69788796a5b4c3d2e1f0");
+	ck_assert_str_eq(jstr(doc, "analyzer.name"), "mcpwitness");
+	ck_assert_str_eq(jstr(doc, "variables.home"), "/home/u");
+	ck_assert_str_eq(jstr(doc, "variables.workspace"), "/work");
+	ck_assert_uint_eq(
+		strlen(jstr(json_array_get(json_object_get(doc, "policies"), 0), "blake2b_256")),
+		64);
+	fs = json_object_get(doc, "findings");
+	ck_assert_int_eq(json_array_size(fs), 8);
+	for (size_t i = 0; i < 8; i++)
+		check_finding(json_array_get(fs, i), &scenario_findings[i], (int)i);
+	f = json_array_get(fs, 2); /* cat's exec: argv and lineage exe names */
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_object_get(json_object_get(f, "process"), "argv"), 1)),
+			 ".ssh/id_rsa");
+	ck_assert_str_eq(jstr(f, "message"), "executed /usr/bin/cat");
+	f = json_array_get(fs, 3);
+	ck_assert_str_eq(jstr(f, "evidence.path_arg"), ".ssh/id_rsa");
+	ck_assert_str_eq(jstr(f, "message"), "read /home/u/.ssh/id_rsa");
+	ck_assert_str_eq(jstr(json_array_get(fs, 4), "evidence.errno"), "ENOENT");
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(json_object_get(doc, "summary"), "critical")),
+		2);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(json_object_get(doc, "summary"), "total")), 8);
+	json_decref(doc);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(scenario_text)
+{
+	struct result r;
+	const char *p;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert(!strncmp(r.out, "verification: VALID_COMPLETE: ", 30)); /* the verdict first */
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntrace: 0f1e2d3c4b5a69788796a5b4c3d2e1f0 analyzed by "
+					    "mcpwitness " MW_VERSION "\n"));
+	p = strstr(r.out, "\n[");
+	ck_assert_ptr_nonnull(p);
+	ck_assert(!strncmp(p, "\n[critical] file.sensitive-read: read /home/u/.ssh/id_rsa\n", 58));
+	ck_assert_ptr_nonnull(strstr(r.out, "  lineage: 102 /usr/bin/cat < 101 /bin/sh < 100 "
+					    "/usr/bin/node (server)\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "(as passed \".ssh/id_rsa\")"));
+	ck_assert_ptr_nonnull(strstr(r.out, "2023-11-14T22:13:20.0000"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n8 findings: 2 critical, 3 high, 1 medium, 2 low, "
+					    "0 info\n"));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(benign_is_quiet)
+{
+	struct result r;
+
+	make_trace(&S, "b.mcpt", benign_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "info",
+		NULL);
+	ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n0 findings: 0 critical, 0 high, 0 medium, 0 low, "
+					    "0 info\n"));
+	ck_assert_ptr_null(strstr(r.out, "\n["));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(deterministic)
+{
+	static const char *const formats[] = {"text", "json"};
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	for (int i = 0; i < 2; i++) {
+		struct result a, b;
+
+		a = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", formats[i],
+			NULL);
+		/* the analyst's environment never enters the analysis */
+		setenv("HOME", "/root-of-someone-else", 1);
+		setenv("USER", "mallory", 1);
+		setenv("TMPDIR", "/var/elsewhere", 1);
+		setenv("TZ", "Asia/Tokyo", 1);
+		b = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", formats[i],
+			NULL);
+
+		ck_assert_int_eq(a.code, b.code);
+		ck_assert_str_eq(a.out, b.out);
+		result_free(&a);
+		result_free(&b);
+	}
+}
+END_TEST
+
+START_TEST(fail_on)
+{
+	struct result r;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "critical",
+		NULL);
+	ck_assert_int_eq(r.code, 1);
+	result_free(&r);
+	make_trace(&S, "b.mcpt", benign_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "low", NULL);
+	ck_assert_int_eq(r.code, 0);
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "--fail-on", "severe", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.err, "mcpwitness: analyze: unknown severity \"severe\" (info, low, "
+				"medium, high, critical); see 'mcpwitness analyze --help'\n");
+	result_free(&r);
+}
+END_TEST
+
+/* --- bad inputs ----------------------------------------------------------------------------- */
+
+static void flip_in_file(const char *path, const char *needle)
+{
+	size_t len;
+	char *buf = synth_slurp(path, &len), *p = memmem(buf, len, needle, strlen(needle));
+
+	ck_assert_ptr_nonnull(p);
+	p[1] ^= 0x20;
+	synth_spew(path, buf, len);
+	free(buf);
+}
+
+static void cut_file(const char *path, size_t drop)
+{
+	size_t len;
+	char *buf = synth_slurp(path, &len);
+
+	ck_assert_uint_gt(len, drop);
+	synth_spew(path, buf, len - drop);
+	free(buf);
+}
+
+START_TEST(tampered)
+{
+	struct result r;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
+	result_free(&r);
+	r = run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 1);
+	result_free(&r);
+	/* without verification the same trace is readable: the report says so on top */
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert(!strncmp(r.out, "verification: NOT VERIFIED (--no-verify)", 40));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(truncated)
+{
+	struct result r;
+	json_t *doc, *fs;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	cut_file(S.path, 7); /* inside the FINAL seal: a torn tail */
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "trace incomplete"), "%s", r.err);
+	doc = json_loads(r.out, 0, NULL); /* the report is still there, verdict on top */
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(jstr(doc, "trace.verdict"), "VALID_PREFIX");
+	fs = json_object_get(doc, "findings");
+	ck_assert_int_eq(json_array_size(fs), 8);
+	/* the loopback connect lies before the first seal; the rest after it */
+	ck_assert(json_is_false(json_object_get(json_array_get(fs, 0), "unproven")));
+	ck_assert(json_is_true(json_object_get(json_array_get(fs, 1), "unproven")));
+	json_decref(doc);
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "[unproven: after the last verified seal]"));
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+	r = run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 5);
+	result_free(&r);
+	r = run(NULL, "dump", S.path, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(wrong_key)
+{
+	struct synth other = {0};
+	struct result r;
+
+	make_trace(&S, "t.mcpt", benign_events);
+	make_trace(&other, "o.mcpt", benign_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", other.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "WRONG_KEY"), "%s", r.err);
+	result_free(&r);
+	r = run(NULL, "verify", S.path, "--pubkey", other.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	result_free(&r);
+	synth_cleanup(&other);
+}
+END_TEST
+
+START_TEST(not_a_trace)
+{
+	struct result r;
+
+	make_trace(&S, "t.mcpt", benign_events);
+	r = run(NULL, "analyze", POLICY, "-p", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "UNSUPPORTED"), "%s", r.err);
+	result_free(&r);
+	r = run(NULL, "dump", POLICY, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+	r = run(NULL, "verify", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 4);
+	result_free(&r);
+	r = run(NULL, "analyze", "/nonexistent/t.mcpt", "-p", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.err, "mcpwitness: failed to open trace /nonexistent/t.mcpt: No such "
+				"file or directory\n");
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", "/nonexistent.pub", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+	r = run(NULL, "dump", S.dir, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_msg(strstr(r.err, "Is a directory"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(bad_policy)
+{
+	char pol[128];
+	struct result r;
+
+	make_trace(&S, "t.mcpt", benign_events);
+	snprintf(pol, sizeof(pol), "%s/bad.yaml", S.dir);
+	synth_spew(pol, "version: 1\nrules:\n- id: x\n  sevrity: high\n", 42);
+	r = run(NULL, "analyze", S.path, "-p", pol, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert(strstr(r.err, "/bad.yaml:4:3: unknown rule key \"sevrity\" (did you mean "
+				"\"severity\"?)\n"));
+	result_free(&r);
+	r = run(NULL, "policy", "check", pol, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+	r = run(NULL, "policy", "check", POLICY, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert(!strncmp(r.out, "1 file ok:", 10));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(from_stdin)
+{
+	struct result r;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(S.path, "analyze", "-", "-p", POLICY, "--pubkey", S.pub, "--fail-on", "high", NULL);
+	ck_assert_int_eq(r.code, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n8 findings:"));
+	result_free(&r);
+	r = run(S.path, "dump", "-", "--json", NULL);
+	ck_assert_int_eq(r.code, 0);
+	result_free(&r);
+}
+END_TEST
+
+/* Every rule of the default policy not in the scenario, and what launching looks like. */
+static void more_events(struct synth *s)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t uid[3] = {1000, 1000, 1000}, creat_mode[1] = {0600}, open_flags[2] = {0, 0};
+
+	e.op = MCPT__OP__OP_SETRESUID; /* the collector dropping privileges before the exec */
+	e.pid = e.tid = SYNTH_PID, e.pstart = SYNTH_PSTART;
+	e.args = uid, e.n_args = 3;
+	synth_event(s, &e);
+	synth_exec(s, SYNTH_PID, SYNTH_PSTART, "/usr/bin/env", "env\0node", 9); /* launch */
+	synth_exec(s, SYNTH_PID, SYNTH_PSTART, "/usr/bin/node", "node", 5);	/* launch */
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.op = MCPT__OP__OP_OPEN; /* legacy open(2): flags first */
+	e.pid = e.tid = SYNTH_PID, e.pstart = SYNTH_PSTART, e.ret = 3;
+	e.path = (ProtobufCBinaryData){24, (uint8_t *)"/home/u/.aws/credentials"};
+	e.args = open_flags, e.n_args = 2;
+	synth_event(s, &e);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.op = MCPT__OP__OP_CREAT;
+	e.pid = e.tid = SYNTH_PID, e.pstart = SYNTH_PSTART, e.ret = 4;
+	e.path = (ProtobufCBinaryData){28, (uint8_t *)"/home/u/.ssh/authorized_keys"};
+	e.args = creat_mode, e.n_args = 1;
+	synth_event(s, &e);
+	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_web, 16, 0, MW_F_TAMPERED);
+}
+
+START_TEST(default_rules)
+{
+	static const char *const want[] = {"file.sensitive-read", "file.sensitive-write",
+					   "evasion.tampered-argument", "net.connect-unexpected"};
+	struct result r;
+	json_t *doc, *fs;
+
+	make_trace(&S, "m.mcpt", more_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	ck_assert_int_eq(r.code, 0);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	fs = json_object_get(doc, "findings");
+	ck_assert_int_eq(json_array_size(fs), 4);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_str_eq(jstr(json_array_get(fs, i), "rule"), want[i]);
+	json_decref(doc);
+	result_free(&r);
+}
+END_TEST
+
+/* --set overrides the header's variables; several -p files merge; the fixture's shell rule uses
+ * launch. */
+START_TEST(set_variables)
+{
+	static const char *fixture = MW_SOURCE_DIR "/test/fixtures/policies/all-forms.yaml";
+	struct result r;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(
+		strstr(r.out, "[critical] t.secret-read: secret /home/u/.ssh/id_rsa"));
+	ck_assert_ptr_nonnull(strstr(r.out, "[high] t.shell: a shell was executed"));
+	ck_assert_ptr_nonnull(strstr(r.out, "[medium] t.connect: connection outside loopback"));
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, "--set", "home=/else",
+		NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_null(strstr(r.out, "secret /home/u/.ssh/id_rsa"));
+	ck_assert_ptr_nonnull(strstr(r.out, "secret /home/u/.aws/credentials"));
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "-p",
+		MW_SOURCE_DIR "/test/fixtures/policies/site-example.yaml", "--pubkey", S.pub, "-f",
+		"json", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_null(strstr(r.out, "net.connect-loopback")); /* disabled by the site */
+	ck_assert_ptr_nonnull(strstr(r.out, "site-example.yaml"));
+	result_free(&r);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--set", "bad-name=1", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+}
+END_TEST
+
+/* --- dump, entry records, keygen ------------------------------------------------------------ */
+
+START_TEST(dump_text_and_json)
+{
+	struct result r;
+	char *line, *save = NULL;
+	int n = 0;
+
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = run(NULL, "dump", S.path, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert(
+		!strncmp(r.out, "0 header trace=0f1e2d3c4b5a69788796a5b4c3d2e1f0 format=1.0 ", 58));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  target pid=100 uid=1000 gid=1000 user=\"u\" "
+					    "home=\"/home/u\" cwd=\"/work\""));
+	ck_assert_ptr_nonnull(strstr(r.out, " 102/102 openat ret=3 path=\".ssh/id_rsa\" "
+					    "abs=\"/home/u/.ssh/id_rsa\""));
+	ck_assert_ptr_nonnull(strstr(r.out, " 101/101 exec path=\"/bin/sh\" argv=[\"sh\" \"-c\" "
+					    "\"cat .ssh/id_rsa\"]"));
+	ck_assert_ptr_nonnull(strstr(r.out, " 101/101 connect ret=-111 ECONNREFUSED fd=5 "
+					    "addr=169.254.169.254:80"));
+	ck_assert_ptr_nonnull(strstr(r.out, " seal #1 records="));
+	ck_assert_ptr_nonnull(strstr(r.out, " final end=END_CLEAN"));
+	result_free(&r);
+
+	r = run(NULL, "dump", S.path, "--json", "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 0);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *o = json_loads(line, 0, NULL);
+
+		ck_assert_msg(o, "not JSON: %s", line);
+		ck_assert_int_eq(json_integer_value(json_object_get(o, "index")), n++);
+		json_decref(o);
+	}
+	ck_assert_int_eq(n, 25); /* the header, 22 events, 2 seals */
+	result_free(&r);
+}
+END_TEST
+
+static void entry_events(struct synth *s)
+{
+	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_web, 16, 0, MW_F_ENTRY);
+	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_web, 16, -110, 0); /* its completion */
+	synth_connect(s, 7, 70, sa_metadata, 16, 0, MW_F_ENTRY);	/* never completes */
+	synth_exit(s, SYNTH_PID, SYNTH_PSTART, 0);
+}
+
+START_TEST(entry_records)
+{
+	struct result r;
+	json_t *doc, *fs;
+
+	make_trace(&S, "e.mcpt", entry_events);
+	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	ck_assert_int_eq(r.code, 0);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	fs = json_object_get(doc, "findings");
+	ck_assert_int_eq(json_array_size(fs), 2);
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "rule"), "net.connect-unexpected");
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "evidence.errno"), "ETIMEDOUT");
+	ck_assert_str_eq(jstr(json_array_get(fs, 1), "rule"), "net.cloud-metadata");
+	ck_assert_str_eq(jstr(json_array_get(fs, 1), "evidence.result"), "pending");
+	/* pid 7 never forked from the server: its lineage cannot reach it */
+	ck_assert(json_is_false(json_object_get(json_object_get(json_array_get(fs, 1), "process"),
+						"lineage_complete")));
+	json_decref(doc);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(keygen)
+{
+	struct result r;
+	char dir[64] = "/tmp/mw-keygen-XXXXXX", sub[96], cmd[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/keys", dir);
+	r = run(NULL, "keygen", "-o", sub, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_uint_eq(strlen(r.out), 17);
+	ck_assert_uint_eq(strspn(r.out, "0123456789abcdef"), 16);
+	result_free(&r);
+	r = run(NULL, "keygen", "-o", sub, NULL); /* never overwrites */
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(lines(r.err), 1);
+	result_free(&r);
+	r = run(NULL, "keygen", NULL);
+	ck_assert_int_eq(r.code, 2);
+	result_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(usage_errors)
+{
+	struct result r;
+
+	r = run(NULL, "analyze", "a", "b", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.err, "mcpwitness: analyze: more than one TRACE; see 'mcpwitness "
+				"analyze --help'\n");
+	result_free(&r);
+	r = run(NULL, "dump", "--format", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.err, "mcpwitness: dump: unknown option --format; see 'mcpwitness dump "
+				"--help'\n");
+	result_free(&r);
+	r = run(NULL, "verify", "x", "--pubkey", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.err, "mcpwitness: verify: option --pubkey needs a value; see "
+				"'mcpwitness verify --help'\n");
+	result_free(&r);
+	r = run(NULL, "policy", "lint", NULL);
+	ck_assert_int_eq(r.code, 2);
+	result_free(&r);
+	r = run(NULL, "analyze", "--help", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert(!strncmp(r.out, "usage: mcpwitness analyze", 25));
+	result_free(&r);
+}
+END_TEST
+
+Suite *analyze_suite(void);
+
+Suite *analyze_suite(void)
+{
+	Suite *s = suite_create("analyze");
+	TCase *fnd = tcase_create("findings"), *bad = tcase_create("errors"),
+	      *oth = tcase_create("other");
+
+	tcase_add_checked_fixture(fnd, NULL, teardown);
+	tcase_add_checked_fixture(bad, NULL, teardown);
+	tcase_add_checked_fixture(oth, NULL, teardown);
+	tcase_add_test(fnd, scenario_findings_json);
+	tcase_add_test(fnd, scenario_text);
+	tcase_add_test(fnd, benign_is_quiet);
+	tcase_add_test(fnd, deterministic);
+	tcase_add_test(fnd, fail_on);
+	tcase_add_test(fnd, entry_records);
+	tcase_add_test(fnd, default_rules);
+	tcase_add_test(fnd, set_variables);
+	tcase_add_test(bad, tampered);
+	tcase_add_test(bad, truncated);
+	tcase_add_test(bad, wrong_key);
+	tcase_add_test(bad, not_a_trace);
+	tcase_add_test(bad, bad_policy);
+	tcase_add_test(bad, usage_errors);
+	tcase_add_test(oth, from_stdin);
+	tcase_add_test(oth, dump_text_and_json);
+	tcase_add_test(oth, keygen);
+	suite_add_tcase(s, fnd);
+	suite_add_tcase(s, bad);
+	suite_add_tcase(s, oth);
+	return s;
+}

@@ -1,0 +1,262 @@
+/*
+ * check_event.c - decoding of Event records into the normalized view: every operation known
+ * today, an operation from a newer collector, results (success, failure with errno name,
+ * pending), open flags and write intent, argv with and without its last NUL, connect
+ * addresses, and records that lack the arguments they should carry.
+ */
+#include <check.h>
+#include <string.h>
+
+#include "event.h"
+#include "events.h"
+
+static ProtobufCBinaryData bin(const char *s, size_t n)
+{
+	return (ProtobufCBinaryData){.len = n, .data = (uint8_t *)s};
+}
+
+START_TEST(op_table_mirrors_events_h)
+{
+	ck_assert_int_eq(MCPT__OP__OP_FORK, MW_OP_FORK);
+	ck_assert_int_eq(MCPT__OP__OP_EXEC, MW_OP_EXEC);
+	ck_assert_int_eq(MCPT__OP__OP_EXIT, MW_OP_EXIT);
+	ck_assert_int_eq(MCPT__OP__OP_OPENAT, MW_OP_OPENAT);
+	ck_assert_int_eq(MCPT__OP__OP_CONNECT, MW_OP_CONNECT);
+	ck_assert_int_eq(event_op_by_name("openat"), MCPT__OP__OP_OPENAT);
+	ck_assert_int_eq(event_op_by_name("open"), MW_OP_OPEN);
+	ck_assert_int_eq(event_op_by_name("opne"), -1);
+	/* every name of the table, in number order, round-trips */
+	for (size_t i = 0; event_op_name_at(i); i++) {
+		int op = event_op_by_name(event_op_name_at(i));
+
+		ck_assert_int_gt(op, 0);
+		ck_assert_str_eq(event_op_name(op), event_op_name_at(i));
+		if (i)
+			ck_assert_int_gt(op, event_op_by_name(event_op_name_at(i - 1)));
+	}
+	ck_assert_int_eq(MCPT__OP__OP_IO_URING_SUBMIT, MW_OP_IO_URING_SUBMIT);
+	ck_assert_int_eq(MCPT__OP__OP_SETGROUPS, MW_OP_SETGROUPS);
+	ck_assert_int_eq(MCPT__OP__OP_SENDMMSG, MW_OP_SENDMMSG);
+	ck_assert_str_eq(event_family_name(event_op_family(MW_OP_CONNECT)), "network");
+	ck_assert_int_eq(event_op_family(130), FAM_PRIVILEGE);
+	ck_assert_int_eq(event_op_family(175), FAM_EVASION);
+	ck_assert_int_eq(event_op_family(1000), FAM_NONE);
+}
+END_TEST
+
+START_TEST(openat)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[3] = {-100, 0101 | 02000000, 0644};
+	struct ev_view v;
+	struct strbuf sb = STRBUF_INIT;
+
+	e.op = MCPT__OP__OP_OPENAT;
+	e.pid = 10, e.tid = 11, e.seq = 5, e.ret = 3;
+	e.n_args = 3, e.args = args;
+	e.path = bin("x.txt", 5);
+	e.abs_path = bin("/w/x.txt", 8);
+	event_decode(&v, &e);
+	ck_assert_str_eq(v.op_name, "openat");
+	ck_assert_int_eq(v.family, FAM_FILE);
+	ck_assert_int_eq(v.result, RES_SUCCESS);
+	ck_assert(v.has_open);
+	ck_assert(v.write_intent);
+	ck_assert_int_eq(v.dirfd, -100);
+	ck_assert_uint_eq(v.subject.n, 8); /* the absolute path is what conditions see */
+	event_format_open_flags(&sb, v.open_flags);
+	ck_assert_str_eq(strbuf_str(&sb), "O_WRONLY|O_CREAT|O_CLOEXEC");
+	strbuf_fini(&sb);
+
+	e.abs_path = bin(NULL, 0); /* unresolved: fall back to the path as passed */
+	e.ret = -13;
+	args[1] = 0;
+	event_decode(&v, &e);
+	ck_assert_uint_eq(v.subject.n, 5);
+	ck_assert_int_eq(v.result, RES_FAILURE);
+	ck_assert_int_eq(v.err, 13);
+	ck_assert(!v.write_intent);
+	{
+		char buf[16];
+
+		ck_assert_str_eq(event_errno_name(v.err, buf, sizeof(buf)), "EACCES");
+		ck_assert_str_eq(event_errno_name(9999, buf, sizeof(buf)), "E9999");
+		ck_assert_int_eq(event_errno_by_name("ENOENT"), 2);
+		ck_assert_int_eq(event_errno_by_name("EWHATEVER"), -1);
+	}
+}
+END_TEST
+
+START_TEST(open_flags)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	ck_assert(!event_open_writes(0));
+	ck_assert(event_open_writes(01));
+	ck_assert(event_open_writes(02));
+	ck_assert(event_open_writes(0100));		/* O_CREAT */
+	ck_assert(event_open_writes(01000));		/* O_TRUNC */
+	ck_assert(!event_open_writes(02000 | 0200000)); /* O_APPEND|O_DIRECTORY read-only */
+	event_format_open_flags(&sb, 02 | 0200000 | (1ull << 40));
+	ck_assert_str_eq(strbuf_str(&sb), "O_RDWR|O_DIRECTORY|0x10000000000");
+	strbuf_fini(&sb);
+}
+END_TEST
+
+START_TEST(exec_argv)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	struct ev_view v;
+	struct ev_bytes a;
+	struct strbuf sb = STRBUF_INIT;
+	size_t pos = 0;
+	int n = 0;
+
+	e.op = MCPT__OP__OP_EXEC;
+	e.path = bin("/bin/sh", 7);
+	e.data = bin("sh\0-c\0echo \"hi\"", 15); /* last entry cut short: no NUL */
+	event_decode(&v, &e);
+	ck_assert_int_eq(v.family, FAM_PROCESS);
+	while (event_argv_next(&v.argv, &pos, &a))
+		n++;
+	ck_assert_int_eq(n, 3);
+	event_format_argv(&sb, &v.argv, true);
+	ck_assert_str_eq(strbuf_str(&sb), "\"sh\" \"-c\" \"echo \\\"hi\\\"\"");
+	strbuf_reset(&sb);
+
+	e.data = bin("a\0\0b\0", 5); /* an empty entry is still an entry */
+	event_decode(&v, &e);
+	event_format_argv(&sb, &v.argv, false);
+	ck_assert_str_eq(strbuf_str(&sb), "a  b");
+	strbuf_reset(&sb);
+
+	e.data = bin(NULL, 0);
+	event_decode(&v, &e);
+	pos = 0;
+	ck_assert(!event_argv_next(&v.argv, &pos, &a));
+	event_format_argv(&sb, &v.argv, true);
+	ck_assert_str_eq(strbuf_str(&sb), "");
+	strbuf_fini(&sb);
+}
+END_TEST
+
+START_TEST(fork_exit_connect)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[3] = {200, 201, 123456};
+	const char sa[16] = {2, 0, 0, 80, 10, 0, 0, 1};
+	struct ev_view v;
+
+	e.op = MCPT__OP__OP_FORK;
+	e.n_args = 3, e.args = args;
+	e.flags = MW_F_THREAD;
+	event_decode(&v, &e);
+	ck_assert_uint_eq(v.child_pid, 200);
+	ck_assert_uint_eq(v.child_pstart, 123456);
+	ck_assert(v.thread);
+
+	e.op = MCPT__OP__OP_EXIT;
+	e.flags = 0;
+	e.ret = -1;   /* meaningless for exit: still a success */
+	e.n_args = 0; /* arguments trimmed: read as 0 */
+	event_decode(&v, &e);
+	ck_assert_int_eq(v.result, RES_SUCCESS);
+	ck_assert_int_eq(v.exit_status, 0);
+
+	e.op = MCPT__OP__OP_CONNECT;
+	e.ret = -115;
+	e.flags = MW_F_ENTRY;
+	e.data = bin(sa, sizeof(sa));
+	event_decode(&v, &e);
+	ck_assert(v.has_addr);
+	ck_assert_int_eq(v.addr.kind, SA_INET);
+	ck_assert_int_eq(v.addr.port, 80);
+	ck_assert_int_eq(v.result, RES_PENDING);
+}
+END_TEST
+
+START_TEST(open_variants_and_sockets)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[4] = {01 | 02000000, 0600, 0, 0};
+	const char in4[16] = {2, 0, 0, 53, 8, 8, 8, 8}, un[8] = {1, 0, '/', 'x', 0};
+	struct ev_view v;
+
+	e.op = MCPT__OP__OP_OPEN; /* open(path, flags, mode): flags first */
+	e.args = args, e.n_args = 2;
+	event_decode(&v, &e);
+	ck_assert(v.has_open && v.write_intent);
+	ck_assert_int_eq(v.mode, 0600);
+	ck_assert_int_eq(v.dirfd, -100);
+	e.op = MCPT__OP__OP_CREAT; /* creat(path, mode): implicit O_CREAT|O_WRONLY|O_TRUNC */
+	args[0] = 0644;
+	event_decode(&v, &e);
+	ck_assert(v.write_intent);
+	ck_assert_uint_eq(v.open_flags, 01 | 0100 | 01000);
+	ck_assert_int_eq(v.mode, 0644);
+	e.op = MCPT__OP__OP_OPENAT2; /* dirfd, how.flags, how.mode */
+	args[0] = 5, args[1] = 0, args[2] = 0;
+	e.n_args = 3;
+	event_decode(&v, &e);
+	ck_assert(v.has_open && !v.write_intent);
+	ck_assert_int_eq(v.dirfd, 5);
+
+	e.op = MCPT__OP__OP_SENDTO; /* a DNS datagram: address given, payload kept */
+	args[0] = 7, args[1] = 33, args[2] = 2, args[3] = 2;
+	e.n_args = 4;
+	e.data = bin(in4, sizeof(in4));
+	e.payload = bin("4", 2);
+	event_decode(&v, &e);
+	ck_assert(v.has_addr && !v.has_peer);
+	ck_assert_int_eq(v.addr.port, 53);
+	ck_assert_int_eq(v.sock_type, 2);
+	ck_assert_uint_eq(v.payload.n, 2);
+	e.op = MCPT__OP__OP_SENDMSG; /* on a connected socket: only the kernel's peer */
+	e.data = bin(NULL, 0);
+	e.data2 = bin(in4, sizeof(in4));
+	event_decode(&v, &e);
+	ck_assert(!v.has_addr && v.has_peer);
+	e.op = MCPT__OP__OP_ACCEPT4;
+	e.data = bin(un, sizeof(un));
+	event_decode(&v, &e);
+	ck_assert(v.has_addr);
+	ck_assert_int_eq(v.addr.kind, SA_UNIX);
+	ck_assert_int_eq(v.family, FAM_NETWORK);
+	e.op = MCPT__OP__OP_SETUID;
+	event_decode(&v, &e);
+	ck_assert_str_eq(v.op_name, "setuid");
+	ck_assert_int_eq(v.family, FAM_PROCESS);
+	ck_assert(!v.has_open && !v.has_addr);
+}
+END_TEST
+
+START_TEST(unknown_op)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	struct ev_view v;
+
+	e.op = (Mcpt__Op)169;
+	event_decode(&v, &e);
+	ck_assert_str_eq(v.op_name, "op169");
+	ck_assert_int_eq(v.family, FAM_PRIVILEGE);
+	ck_assert(!v.has_open && !v.has_addr);
+}
+END_TEST
+
+Suite *event_suite(void);
+
+Suite *event_suite(void)
+{
+	Suite *s = suite_create("event");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, op_table_mirrors_events_h);
+	tcase_add_test(tc, openat);
+	tcase_add_test(tc, open_flags);
+	tcase_add_test(tc, exec_argv);
+	tcase_add_test(tc, fork_exit_connect);
+	tcase_add_test(tc, open_variants_and_sockets);
+	tcase_add_test(tc, unknown_op);
+	suite_add_tcase(s, tc);
+	return s;
+}

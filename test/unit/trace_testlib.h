@@ -1,0 +1,121 @@
+/*
+ * trace_testlib.h - helpers for the trace library's unit suites: a deterministic fake clock, a
+ * fixed test key, traces written to memory, verification of byte buffers through a memfd or a
+ * pipe fed in small pieces, a frame lister that does not use the library's parser, and the
+ * "forge" (trace_forge.c) that builds traces frame by frame, signing statements the library's
+ * writer would never produce.
+ */
+#ifndef TRACE_TESTLIB_H
+#define TRACE_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "mcpt.h"
+#include "writer_int.h"
+
+/* A clock that moves only when told: monotonic = now; boottime = now + 1000 (before) and
+ * + 2000 (after); realtime = 1.7e18 + now; NTP synced. */
+struct tl_clock {
+	uint64_t now;
+	struct mcpt_clock clock;
+};
+
+void tl_clock_init(struct tl_clock *c, uint64_t start);
+void tl_clock_fill(uint64_t now, Mcpt__ClockSample *cs);
+
+/* Signer from seed byte b repeated (b = 1 is "the test key"). */
+struct mcpt_signer *tl_signer(uint8_t b);
+void tl_pubkey(uint8_t b, struct mcpt_pubkey *out);
+
+/* A fixed Header: host, kernel, boot id, BOOTTIME event clock, clock sample at t. */
+void tl_header(Mcpt__Header *h, Mcpt__Host *host, Mcpt__Kernel *k, Mcpt__ClockSample *cs);
+
+struct tl_bytes {
+	uint8_t *p;
+	size_t len;
+};
+
+void tl_bytes_free(struct tl_bytes *b);
+/* Reads everything written to fd (a memfd) back into memory. */
+void tl_slurp(int fd, struct tl_bytes *out);
+int tl_memfd(const uint8_t *p, size_t n); /* a memfd holding p, offset 0 */
+
+/* Appends Event i (ts and contents derived from i, size varies with i). */
+int tl_append_event(struct mcpt_writer *w, uint64_t i);
+
+/* The standard multi-segment trace: n events with the fake clock advancing 1 ms each, an
+ * explicit seal every `seal_every` events (0 = none), max_segment_records seg_max, FINAL. */
+struct tl_trace_opts {
+	uint64_t n;
+	uint32_t seg_max, chunk_records, chunk_bytes;
+	uint64_t seal_every;
+	uint8_t key;	       /* signer seed byte; 0 = unsigned */
+	uint8_t trace_id_byte; /* trace id = this byte x16 */
+	bool no_final;
+};
+
+void tl_make_trace(const struct tl_trace_opts *o, struct tl_bytes *out);
+
+/* Verifies bytes (memfd) with key seed byte kb (0 = no key). */
+struct tl_verify {
+	uint8_t key;
+	bool allow_unsigned, hold;
+	size_t hold_max;
+};
+
+int tl_verify(const uint8_t *p, size_t n, const struct tl_verify *o, mcpt_record_cb cb, void *ctx,
+	      struct mcpt_report *rep);
+/* The same through a pipe written by a child in pieces of 1..max_piece bytes, with SIGALRM
+ * interrupting the reader every 50 us (EINTR). */
+int tl_verify_pipe(const uint8_t *p, size_t n, const struct tl_verify *o, size_t max_piece,
+		   struct mcpt_report *rep);
+
+/* Frames of a trace, found with a parser independent of the library's. */
+struct tl_frame {
+	size_t off, len;   /* whole frame */
+	size_t body, blen; /* inner message */
+	uint32_t type;
+};
+
+size_t tl_frames(const uint8_t *p, size_t n, struct tl_frame *out, size_t max);
+
+/* Does the report list a bad segment with this code? */
+bool tl_has_bad(const struct mcpt_report *rep, enum mcpt_code code);
+bool tl_has_warning(const struct mcpt_report *rep, enum mcpt_code code);
+
+/* ---- trace_forge.c ---- */
+
+struct forge {
+	struct mcpt_buf out;
+	struct mcpt_signer *signer; /* NULL: unsigned */
+	uint8_t trace_id[MCPT_TRACE_ID_LEN];
+	uint8_t key_id[MCPT_KEY_ID_LEN];
+	uint8_t header_digest[MCPT_HASH_LEN];
+	uint8_t prev[MCPT_HASH_LEN];
+	uint64_t index, seals, seg_first, now;
+	struct mcpt_segment seg;
+	Mcpt__LossTotals loss;
+	int sig_mode; /* FORGE_SIG_*: what the next seals' signatures cover */
+};
+
+enum { FORGE_SIG_PAE, FORGE_SIG_RAW, FORGE_SIG_OTHER_TYPE, FORGE_SIG_ZERO, FORGE_SIG_HIGH_S };
+
+/* Header tweak hook: runs on the Header before it is packed. */
+typedef void (*forge_header_fn)(Mcpt__Header *h, void *ctx);
+/* Statement hooks: on the message before packing, then on the packed bytes (may grow). */
+typedef void (*forge_stmt_fn)(Mcpt__SealStatement *st, void *ctx);
+typedef void (*forge_bytes_fn)(struct mcpt_buf *stmt, void *ctx);
+
+void forge_init(struct forge *f, uint8_t key, uint16_t minor, forge_header_fn hf, void *ctx);
+void forge_fini(struct forge *f);
+void forge_raw(struct forge *f, const void *bytes, size_t n); /* not hashed, not counted */
+void forge_record(struct forge *f, uint32_t type, const uint8_t *body, size_t len);
+void forge_event(struct forge *f, uint64_t i);
+/* Seal with flags; sf/bf may be NULL. sig_len != 64 writes a signature of that length. */
+void forge_seal_ex(struct forge *f, uint32_t flags, forge_stmt_fn sf, forge_bytes_fn bf, void *ctx,
+		   size_t sig_len);
+void forge_seal(struct forge *f, uint32_t flags);
+
+#endif /* TRACE_TESTLIB_H */
