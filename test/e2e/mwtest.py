@@ -155,13 +155,36 @@ def analyze_json(trace, keys, policies=(DEFAULT_POLICY,), extra=()):
     return json.loads(r.stdout)
 
 
-def bpf_programs_named(prefix="handle_"):
-    """Names of loaded BPF programs starting with prefix (bpftool), to prove none is left."""
+def leftover_programs(prefix="handle_"):
+    """Our BPF programs (by name prefix) still loaded and held by a process of this test (a
+    collector that did not exit) or by nobody at all (leaked, e.g. pinned). Programs of other
+    collectors running on the machine at the same time are not counted."""
     r = run(["bpftool", "prog", "show", "--json"])
     if r.returncode != 0:
         return []
-    return [p.get("name", "") for p in json.loads(r.stdout or "[]")
-            if p.get("name", "").startswith(prefix)]
+    me = os.getpid()
+    left = []
+    for p in json.loads(r.stdout or "[]"):
+        if not p.get("name", "").startswith(prefix):
+            continue
+        owners = [o["pid"] for o in p.get("pids", [])]
+        if not owners or any(_descends_from(pid, me) for pid in owners):
+            left.append((p["name"], owners))
+    return left
+
+
+def _descends_from(pid, ancestor):
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid <= 1:
+            return False
+    return False
 
 
 class E2ETestCase(unittest.TestCase):
@@ -174,11 +197,10 @@ class E2ETestCase(unittest.TestCase):
 
     def tearDown(self):
         for _ in range(50):  # the kernel frees programs asynchronously after the last fd closes
-            left = bpf_programs_named()
-            if not left:
+            if not leftover_programs():
                 break
             time.sleep(0.1)
-        self.assertEqual(bpf_programs_named(), [], "BPF programs left attached")
+        self.assertEqual(leftover_programs(), [], "BPF programs left attached")
 
 
 def main():
