@@ -42,6 +42,7 @@ enum mw_slot {
 #define MW_SOCKADDR_MAX 128  /* bytes kept of a socket address (sockaddr_storage) */
 #define MW_DATA_MAX	16384 /* bytes of channel data carried by one event */
 #define MW_PAYLOAD_MAX	512   /* bytes kept of a payload (a DNS query fits) */
+#define MW_MAX_SYSCALLS 512   /* slots of the dispatchers' program arrays (syscall numbers) */
 
 /* Event flags. The low bits are per slot: bit s means slot s was cut short (TRUNC) or could not
  * be resolved to an absolute path (UNRES); an unresolved slot is left empty, never filled with a

@@ -11,7 +11,7 @@ MW_SYS_EXIT(ptrace)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_PTRACE, ctx->ret, MW_LONG(0), MW_INT(1), MW_LONG(2), MW_LONG(3)))
+	if (!mw_sys_begin(&s, MW_OP_PTRACE, ret, MW_LONG(0), MW_INT(1), MW_LONG(2), MW_LONG(3)))
 		return 0;
 	return mw_sys_plain(&s);
 }
@@ -20,7 +20,7 @@ MW_SYS_EXIT(process_vm_readv)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_PROCESS_VM_READV, ctx->ret, MW_INT(0), MW_LONG(2), MW_LONG(4),
+	if (!mw_sys_begin(&s, MW_OP_PROCESS_VM_READV, ret, MW_INT(0), MW_LONG(2), MW_LONG(4),
 			  MW_LONG(5)))
 		return 0;
 	return mw_sys_plain(&s);
@@ -30,7 +30,7 @@ MW_SYS_EXIT(process_vm_writev)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_PROCESS_VM_WRITEV, ctx->ret, MW_INT(0), MW_LONG(2), MW_LONG(4),
+	if (!mw_sys_begin(&s, MW_OP_PROCESS_VM_WRITEV, ret, MW_INT(0), MW_LONG(2), MW_LONG(4),
 			  MW_LONG(5)))
 		return 0;
 	return mw_sys_plain(&s);
@@ -45,7 +45,7 @@ static __always_inline bool mw_own_group(int pid)
 MW_SYS_EXIT(kill)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_KILL, ctx->ret, MW_INT(0), MW_INT(1), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_KILL, ret, MW_INT(0), MW_INT(1), 0, 0);
 
 	if (!e || mw_own_group((int)e->arg[0]))
 		return 0;
@@ -55,7 +55,7 @@ MW_SYS_EXIT(kill)
 MW_SYS_EXIT(tkill)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_TKILL, ctx->ret, MW_INT(0), MW_INT(1), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_TKILL, ret, MW_INT(0), MW_INT(1), 0, 0);
 	struct task_struct *task = bpf_get_current_task_btf();
 
 	if (!e)
@@ -71,7 +71,7 @@ MW_SYS_EXIT(tgkill)
 {
 	struct mw_sys s;
 	struct mw_event *e =
-		mw_sys_begin(&s, MW_OP_TGKILL, ctx->ret, MW_INT(0), MW_INT(1), MW_INT(2), 0);
+		mw_sys_begin(&s, MW_OP_TGKILL, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0);
 
 	if (!e || mw_own_group((int)e->arg[0]))
 		return 0;
@@ -82,7 +82,7 @@ MW_SYS_EXIT(mount)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MOUNT, ctx->ret, MW_LONG(3), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_MOUNT, ret, MW_LONG(3), 0, 0, 0))
 		return 0;
 	mw_slot_str(&s.r, MW_S_PATH, mw_uptr(&s, 0), MW_PATH_MAX, true);
 	mw_path_arg(&s.r, MW_S_PATH2, MW_S_ABS2, -100, mw_uptr(&s, 1));
@@ -90,21 +90,21 @@ MW_SYS_EXIT(mount)
 	return mw_sys_plain(&s);
 }
 
-/* umount2(target, flags): the kernel names its tracepoint after the old umount. */
-MW_SYS_EXIT(umount)
+/* umount2(target, flags) */
+MW_SYS_EXIT(umount2)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_UMOUNT2, ctx->ret, MW_INT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_UMOUNT2, ret, MW_INT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(init_module)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_INIT_MODULE, ctx->ret, MW_LONG(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_INIT_MODULE, ret, MW_LONG(1), 0, 0, 0))
 		return 0;
 	mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 2), 256, true);
 	return mw_sys_plain(&s);
@@ -114,7 +114,7 @@ MW_SYS_EXIT(finit_module)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FINIT_MODULE, ctx->ret, MW_INT(0), MW_INT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_FINIT_MODULE, ret, MW_INT(0), MW_INT(2), 0, 0))
 		return 0;
 	mw_fd_path(&s.r, MW_S_OPENED, mw_iarg(&s, 0));
 	mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 1), 256, true);
@@ -125,7 +125,7 @@ MW_SYS_EXIT(bpf)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_BPF, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_BPF, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
 	return mw_sys_plain(&s);
 }
@@ -134,7 +134,7 @@ MW_SYS_EXIT(memfd_create)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MEMFD_CREATE, ctx->ret, MW_UINT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_MEMFD_CREATE, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
 	mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 0), 256, true);
 	return mw_sys_plain(&s);

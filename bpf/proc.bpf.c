@@ -125,20 +125,20 @@ MW_SYS_EXIT(execve)
 {
 	struct mw_sys s;
 
-	if (ctx->ret >= 0 || !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ctx->ret, 0, 0, 0, 0))
+	if (ret >= 0 || !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ret, 0, 0, 0, 0))
 		return 0;
 	s.r.e->arg[0] = -100; /* AT_FDCWD */
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(execveat)
 {
 	struct mw_sys s;
 
-	if (ctx->ret >= 0 ||
-	    !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ctx->ret, MW_INT(0), MW_UINT(4), 0, 0))
+	if (ret >= 0 ||
+	    !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ret, MW_INT(0), MW_UINT(4), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 /* ---- cwd and root ----------------------------------------------------------------------------- */
@@ -147,16 +147,16 @@ MW_SYS_EXIT(chdir)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_CHDIR, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CHDIR, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(fchdir)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHDIR, ctx->ret, MW_INT(0), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_FCHDIR, ret, MW_INT(0), 0, 0, 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
 }
@@ -165,9 +165,9 @@ MW_SYS_EXIT(chroot)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_CHROOT, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CHROOT, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 /* ---- credentials -------------------------------------------------------------------------- */
@@ -177,7 +177,7 @@ MW_SYS_EXIT(chroot)
 	{                                                                                          \
 		struct mw_sys s;                                                                   \
                                                                                                    \
-		if (!mw_sys_begin(&s, op, ctx->ret, a0, a1, a2, 0))                                \
+		if (!mw_sys_begin(&s, op, ret, a0, a1, a2, 0))                                \
 			return 0;                                                                  \
 		return mw_sys_plain(&s);                                                           \
 	}
@@ -197,7 +197,7 @@ MW_SYS_EXIT(setgroups)
 	struct mw_sys s;
 	int n;
 
-	if (!mw_sys_begin(&s, MW_OP_SETGROUPS, ctx->ret, MW_INT(0), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_SETGROUPS, ret, MW_INT(0), 0, 0, 0))
 		return 0;
 	n = mw_iarg(&s, 0);
 	if (n > 0)
@@ -210,7 +210,7 @@ MW_SYS_EXIT(capset)
 	struct mw_sys s;
 	int pid = 0;
 
-	if (!mw_sys_begin(&s, MW_OP_CAPSET, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CAPSET, ret, 0, 0, 0, 0))
 		return 0;
 	/* struct __user_cap_header_struct { u32 version; int pid; } */
 	bpf_probe_read_user(&pid, sizeof(pid), (const char *)mw_uptr(&s, 0) + 4);
@@ -223,7 +223,7 @@ MW_SYS_EXIT(setns)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_SETNS, ctx->ret, MW_INT(0), MW_INT(1), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_SETNS, ret, MW_INT(0), MW_INT(1), 0, 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
 }
@@ -232,7 +232,7 @@ MW_SYS_EXIT(prctl)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_PRCTL, ctx->ret, MW_INT(0), MW_LONG(1), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_PRCTL, ret, MW_INT(0), MW_LONG(1), 0, 0))
 		return 0;
 	if (mw_iarg(&s, 0) == 15 /* PR_SET_NAME */)
 		mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 1), 16, true);

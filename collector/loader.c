@@ -5,7 +5,6 @@
  * choice is settled between __open and __load, never with open_and_load.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,20 @@
 #include "encode.h"
 #include "loader.h"
 #include "log.h"
+#include "syscalls.h"
+#include "tracefs.h"
+
+struct handler {
+	struct bpf_program *prog;
+	uint32_t nr;
+	bool enter;
+};
 
 struct loader {
 	struct mcpwitness *skel;
+	struct handler handlers[MW_MAX_SYSCALLS];
+	size_t n_handlers;
+	bool tracefs_mounted;
 	struct ring_buffer *ring;
 	loader_record_fn on_record;
 	void *ctx;
@@ -64,6 +74,57 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 	return true;
 }
 
+/* Per-syscall handlers are not attached: they wait in the program arrays the dispatchers
+ * tail-call through. Returns true when prog is one (and records its slot). */
+static bool take_handler(struct loader *l, struct bpf_program *prog)
+{
+	static const char exit_prefix[] = "handle_sys_exit_", enter_prefix[] = "handle_sys_enter_";
+	const char *name = bpf_program__name(prog);
+	bool enter = !strncmp(name, enter_prefix, sizeof(enter_prefix) - 1);
+	long nr;
+
+	if (!enter && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
+		return false;
+	bpf_program__set_autoattach(prog, false);
+	nr = syscall_number(name + (enter ? sizeof(enter_prefix) : sizeof(exit_prefix)) - 1);
+	if (nr < 0 || nr >= MW_MAX_SYSCALLS || l->n_handlers == MW_MAX_SYSCALLS) {
+		bpf_program__set_autoload(prog, false);
+		loader_note(l, "program %s disabled: no such syscall on this architecture", name);
+		return true;
+	}
+	l->handlers[l->n_handlers++] = (struct handler){ prog, (uint32_t)nr, enter };
+	return true;
+}
+
+/* Fills the dispatchers' program arrays with the loaded handlers. */
+static int place_handlers(struct loader *l)
+{
+	int exit_fd = bpf_map__fd(l->skel->maps.sys_exit_progs);
+	int enter_fd = bpf_map__fd(l->skel->maps.sys_enter_progs);
+
+	for (size_t i = 0; i < l->n_handlers; i++) {
+		int fd = bpf_program__fd(l->handlers[i].prog);
+
+		if (bpf_map_update_elem(l->handlers[i].enter ? enter_fd : exit_fd,
+					&l->handlers[i].nr, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* tracefs is needed only by tracepoint/ programs (the syscall path uses raw tracepoints). */
+static int mount_tracefs_if_needed(struct loader *l)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		if (bpf_program__autoload(prog) &&
+		    !strncmp(bpf_program__section_name(prog), "tracepoint/", 11))
+			return tracefs_ensure(&l->tracefs_mounted);
+	}
+	return 0;
+}
+
 static void disable_missing_hooks(struct loader *l)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
@@ -74,7 +135,7 @@ static void disable_missing_hooks(struct loader *l)
 	bpf_object__for_each_program(prog, l->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 
-		if (hook_exists(sec, vmlinux))
+		if (take_handler(l, prog) || hook_exists(sec, vmlinux))
 			continue;
 		bpf_program__set_autoload(prog, false);
 		loader_note(l, "program %s disabled: this kernel has no hook %s",
@@ -112,7 +173,7 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 	}
 	s->rodata->mw_wakeup_bytes = o->ringbuf_bytes / 8;
 	disable_missing_hooks(l);
-	return 0;
+	return mount_tracefs_if_needed(l);
 }
 
 struct loader *loader__new(const struct loader_opts *o)
@@ -141,6 +202,11 @@ struct loader *loader__new(const struct loader_opts *o)
 		      strerror(-err));
 		goto fail;
 	}
+	err = place_handlers(l);
+	if (err) {
+		p_err("failed to set up the syscall dispatch: %s", strerror(-err));
+		goto fail;
+	}
 	err = mcpwitness__attach(l->skel);
 	if (err) {
 		p_err("failed to attach the BPF programs: %s", strerror(-err));
@@ -159,55 +225,6 @@ fail:
 	return NULL;
 }
 
-#define DETACH_THREADS 16
-
-struct detach_job {
-	struct bpf_link **links;
-	size_t n, stride, first;
-};
-
-static void *detach_some(void *arg)
-{
-	struct detach_job *j = arg;
-
-	for (size_t i = j->first; i < j->n; i += j->stride)
-		bpf_link__destroy(j->links[i]);
-	return NULL;
-}
-
-/* Detaching a syscall tracepoint waits for an RCU grace period (tens of milliseconds on a
- * kernel with faultable syscall tracepoints); one after the other, eighty of them take
- * seconds. Concurrent waiters share grace periods, so the links are destroyed from a few
- * threads at once; whatever a thread could not take is destroyed here. */
-static void detach_all(struct loader *l)
-{
-	const struct bpf_object_skeleton *sk = l->skel->skeleton;
-	struct bpf_link *links[256];
-	struct detach_job jobs[DETACH_THREADS];
-	pthread_t tids[DETACH_THREADS];
-	bool started[DETACH_THREADS] = { false };
-	size_t n = 0, t;
-	int i;
-
-	for (i = 0; i < sk->prog_cnt && n < 256; i++) {
-		if (*sk->progs[i].link) {
-			links[n++] = *sk->progs[i].link;
-			*sk->progs[i].link = NULL;
-		}
-	}
-	for (t = 0; t < DETACH_THREADS; t++) {
-		jobs[t] = (struct detach_job){ .links = links, .n = n, .stride = DETACH_THREADS,
-					       .first = t };
-		started[t] = pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
-	}
-	for (t = 0; t < DETACH_THREADS; t++) {
-		if (started[t])
-			pthread_join(tids[t], NULL);
-		else
-			detach_some(&jobs[t]);
-	}
-}
-
 void loader__free(struct loader *l)
 {
 	size_t i;
@@ -215,9 +232,8 @@ void loader__free(struct loader *l)
 	if (!l)
 		return;
 	ring_buffer__free(l->ring);
-	if (l->skel)
-		detach_all(l);
 	mcpwitness__destroy(l->skel);
+	tracefs_release(l->tracefs_mounted);
 	for (i = 0; i < l->n_notes; i++)
 		free(l->notes[i]);
 	free(l);

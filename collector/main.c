@@ -3,8 +3,8 @@
  * judgements: what the monitored MCP server and its descendants did, as the kernel saw it,
  * into a signed trace that the unprivileged analyzer checks and interprets elsewhere.
  *
- * The order is the one DESIGN.md section 10 fixes: options, signing key, tracefs, BPF, output,
- * launch; then the recording loop.
+ * The order is the one DESIGN.md section 10 fixes: options, signing key, BPF (mounting tracefs
+ * only if a program needs it), output, launch; then the recording loop.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,7 +27,6 @@
 #include "output.h"
 #include "privs.h"
 #include "session.h"
-#include "tracefs.h"
 
 #define EXIT_SETUP 2
 
@@ -35,7 +34,6 @@ struct collector {
 	struct options opts;
 	struct launch_cred cred;
 	struct mcpt_signer *signer;
-	bool tracefs_mounted;
 	struct session session;
 	struct loader *bpf;
 	int out_fd;
@@ -230,9 +228,7 @@ static int setup(struct collector *c)
 		p_err("%s", err_msg);
 		return -EPERM;
 	}
-	err = tracefs_ensure(&c->tracefs_mounted);
-	if (!err)
-		err = session_init(&c->session, &c->opts);
+	err = session_init(&c->session, &c->opts);
 	if (err)
 		return err;
 	c->bpf = loader__new(&lo);
@@ -258,7 +254,6 @@ static void teardown(struct collector *c)
 	session_fini(&c->session);
 	control__free(c->control);
 	loader__free(c->bpf);
-	tracefs_release(c->tracefs_mounted);
 	if (c->out_fd >= 0)
 		close(c->out_fd);
 	mcpt_signer_free(c->signer);
