@@ -4,7 +4,8 @@
  * into a signed trace that the unprivileged analyzer checks and interprets elsewhere.
  *
  * The order is the one DESIGN.md section 10 fixes: options, signing key, BPF (mounting tracefs
- * only if a program needs it), output, launch; then the recording loop.
+ * only if a program needs it), output, launch or attach, privilege drop (sandbox.c); then the
+ * recording loop, which needs nothing the sandbox took away.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include "options.h"
 #include "output.h"
 #include "privs.h"
+#include "sandbox.h"
 #include "session.h"
 
 #define EXIT_SETUP 2
@@ -183,12 +185,12 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		return privs_check(false);
+		return privs_check();
 	}
 	err = launch_resolve_cred(&c->opts, &c->cred);
 	if (err)
 		return err;
-	return privs_check(c->cred.uid != getuid() || c->cred.gid != getgid());
+	return privs_check();
 }
 
 static int open_control(struct collector *c)
@@ -238,9 +240,11 @@ static int setup(struct collector *c)
 	err = open_output(c);
 	if (!err)
 		err = open_control(c);
-	if (err)
-		return err;
-	return c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	if (!err)
+		err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	if (!err)
+		err = sandbox_enter(c->cred.uid);
+	return err;
 }
 
 static void teardown(struct collector *c)

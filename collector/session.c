@@ -183,9 +183,13 @@ static void flush_losses(struct session *s)
 		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
 			return;
 		s->loss_seen[r] = totals[r];
-		p_warn("%llu events lost (%s)", (unsigned long long)loss.delta,
-		       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
-							    loss.src)->name);
+		if (r == MW_LOSS_CHAN_CUT)
+			p_warn("%llu call(s) moved channel bytes that were not captured (splice, "
+			       "sendfile or over the capture limit)", (unsigned long long)loss.delta);
+		else
+			p_warn("%llu event(s) lost (%s)", (unsigned long long)loss.delta,
+			       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
+								    loss.src)->name);
 	}
 	s->loss_seq = s->max_seq;
 }
