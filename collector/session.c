@@ -340,10 +340,14 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 {
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
 	char link[64], exe[PATH_MAX];
-	ssize_t len;
+	ssize_t len = 0;
 
-	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-	len = readlink(link, exe, sizeof(exe));
+	/* Only before the sandbox (attach seeding): afterwards /proc/PID of another uid is closed
+	 * to us and readlink is not in the allow-list; exec records name every executable. */
+	if (kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END) {
+		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+		len = readlink(link, exe, sizeof(exe));
+	}
 	pi.ts = now_ns(CLOCK_BOOTTIME);
 	pi.kind = kind;
 	pi.pid = pid;

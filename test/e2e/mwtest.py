@@ -117,7 +117,8 @@ class Listener:
 
 
 def collect_cmd(trace, keys, command, user="nobody", extra=()):
-    cmd = [COLLECT, "-o", trace, "-k", keys.secret]
+    """The collector's command line; trace None = the output is given in extra."""
+    cmd = [COLLECT, "-k", keys.secret] + (["-o", trace] if trace else [])
     if user:
         cmd += ["--user", user]
     return cmd + list(extra) + ["--"] + list(command)
