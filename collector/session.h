@@ -31,6 +31,8 @@ struct session {
 	uint64_t max_seq;
 	uint64_t records;
 	uint64_t last_mark_seal_ms;
+	uint32_t drained_this_turn;
+	bool ring_backlog; /* the last drain stopped at its budget */
 	bool seal_pending; /* a server write ended: seal at the end of this loop turn */
 
 	bool attached; /* --pid: the server is not our child; stop on the first INT/TERM/HUP */
