@@ -4,6 +4,7 @@ it; the syscalls its loop really makes against the allow-list in collector/sandb
 signing key appearing nowhere."""
 import base64
 import ctypes
+import json
 import os
 import re
 import signal
@@ -180,6 +181,32 @@ class Hardening(mwtest.E2ETestCase):
         print("syscalls of the collector's loop and teardown:", " ".join(sorted(used)))
         self.assertLessEqual(used, sandbox_allow_list())
         self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
+
+    def test_server_runs_as_the_user_with_nothing_of_ours(self):
+        report = ("import json,os\n"
+                  "st=dict(l.split(':',1) for l in open('/proc/self/status'))\n"
+                  "print(json.dumps({'fds': sorted(int(f) for f in os.listdir('/proc/self/fd')),"
+                  "'ids': [os.getresuid(), os.getresgid()], 'groups': sorted(os.getgroups()),"
+                  "'nnp': st['NoNewPrivs'].strip(), 'capeff': st['CapEff'].strip(),"
+                  "'env': dict(os.environ)}))\n")
+        # LC_ALL set: python would otherwise add LC_CTYPE itself (PEP 538)
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "MW_PROBE": "x y", "LC_ALL": "C.UTF-8"}
+        ctl = self.work.join("ctl.fifo")
+        r = subprocess.run(mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", report],
+                                              extra=["--control", ctl]),
+                           env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        uid, gid = mwtest.nobody_ids()
+        self.assertEqual(got["ids"], [[uid] * 3, [gid] * 3])
+        self.assertEqual(got["groups"], sorted(os.getgrouplist("nobody", gid)))
+        self.assertEqual(got["nnp"], "1")
+        self.assertEqual(int(got["capeff"], 16), 0)
+        # 0-2 and the listing's own directory fd; nothing of the collector (trace, key,
+        # BPF maps, ring, signalfd, epoll, control FIFO)
+        self.assertEqual(len(got["fds"]), 4, got["fds"])
+        self.assertEqual(got["fds"][:3], [0, 1, 2])
+        self.assertEqual(got["env"], env)
 
     def test_key_appears_nowhere(self):
         with open(self.keys.secret) as f:
