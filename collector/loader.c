@@ -331,6 +331,15 @@ int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS])
 	return 0;
 }
 
+int loader__next_seq(struct loader *l, uint64_t *next)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.seqno), &zero, next))
+		return -errno;
+	return 0;
+}
+
 size_t loader__notes(struct loader *l, const char *const **notes)
 {
 	*notes = (const char *const *)l->notes;
