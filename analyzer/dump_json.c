@@ -238,8 +238,9 @@ static int mark_json(json_t *o, const Mcpt__Mark *m)
 
 static int stdio_json(json_t *o, const Mcpt__StdioFrame *s)
 {
-	int err = json_put(o, "ts", json_u64(s->ts));
+	int err = json_put(o, "seq", json_u64(s->seq));
 
+	err = err ?: json_put(o, "ts", json_u64(s->ts));
 	err = err ?: json_put(o, "pid", json_integer(s->pid));
 	err = err ?: json_put(o, "tid", json_integer(s->tid));
 	err = err ?: json_put(o, "fd", json_integer(s->fd));
