@@ -192,12 +192,15 @@ static int run_step(const struct step *s)
 /* ---- flood: many tasks, each a tight loop of failing openat calls ------------------------ */
 
 static long flood_iters;
+static char flood_path[2049];
 
+/* A relative path of 2 KiB that does not exist: each failing openat makes a ~4 KiB record (the
+ * path as passed and its absolute form), so a 1 MiB ring holds a few hundred. */
 static void *flood_thread(void *arg)
 {
 	(void)arg;
 	for (long i = 0; i < flood_iters; i++)
-		syscall(SYS_openat, AT_FDCWD, "flood-missing", O_RDONLY);
+		syscall(SYS_openat, AT_FDCWD, flood_path, O_RDONLY);
 	return NULL;
 }
 
@@ -226,6 +229,7 @@ int mode_flood(int argc, char **argv)
 	flood_iters = atol(argv[2]);
 	if (procs < 1 || procs > 64 || threads < 1)
 		return 1;
+	memset(flood_path, 'F', sizeof(flood_path) - 1);
 	for (int i = 0; i < procs; i++) {
 		pids[i] = fork();
 		must(pids[i] >= 0, "fork");
