@@ -22,7 +22,7 @@ import mwtest  # noqa: E402
 from mwevents import F_ENTRY, F_UNFINISHED  # noqa: E402
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-SYS_CONNECT, SYS_ACCEPT = 42, 43
+SYS_CONNECT, SYS_ACCEPT, SYS_OPENAT = 42, 43, 257
 
 
 def copy_trigger(work):
@@ -83,10 +83,10 @@ class Attach(mwtest.E2ETestCase):
                 break
         target.stdin.write("go\n")
         target.stdin.flush()
-        got = self.read_lines(target.stdout, ["hold.existing.go", "hold.accept", "hold.connect",
-                                              "hold.new", "hold.go"])
+        got = self.read_lines(target.stdout, ["hold.existing.go", "hold.accept", "hold.fifo",
+                                              "hold.connect", "hold.new", "hold.go"])
         accept_tid = got["hold.accept"]["tid"]
-        self.wait_blocked(existing, accept_tid)
+        self.wait_blocked(existing, got)
         coll.send_signal(signal.SIGTERM)
         self.assertEqual(coll.wait(timeout=60), 0, coll.stderr.read())
         coll.stderr.close()
@@ -119,22 +119,29 @@ class Attach(mwtest.E2ETestCase):
         self.assertEqual([f["child"]["pid"] for f in of(hold, "fork")], [new])
         self.assertEqual([e["ret"] for e in of(new, "openat") if e.get("path") == "attach.new.f"],
                          [got["hold.new"]["ret"]])
-        self.assertEqual([f["child"]["tid"] for f in of(existing, "fork")], [accept_tid])
+        self.assertEqual(sorted(f["child"]["tid"] for f in of(existing, "fork")),
+                         sorted([accept_tid, got["hold.fifo"]["tid"]]))
 
-        self.assertPending(evs, first["hold.existing"], existing, accept_tid)
+        self.assertPending(evs, first["hold.existing"], existing, got)
 
-    def wait_blocked(self, existing, accept_tid):
+    def wait_blocked(self, existing, got):
         deadline = time.monotonic() + 60  # a guard against hanging, not a timed assertion
-        while not (in_syscall(existing, accept_tid, SYS_ACCEPT) and
+        while not (in_syscall(existing, got["hold.accept"]["tid"], SYS_ACCEPT) and
+                   in_syscall(existing, got["hold.fifo"]["tid"], SYS_OPENAT) and
                    in_syscall(existing, existing, SYS_CONNECT)):
             self.assertLess(time.monotonic(), deadline, "the calls never blocked")
             time.sleep(0.01)
 
-    def assertPending(self, evs, info, existing, accept_tid):
+    def assertPending(self, evs, info, existing, got):
         """The accept and the connect still blocked when recording stopped: an entry record and
-        an UNFINISHED record each, and no exit record."""
+        an UNFINISHED record each, and no exit record; the FIFO open an UNFINISHED record."""
         def of(pid, op, tid):
             return [e for e in evs if e["pid"] == pid and e["op"] == op and e["tid"] == tid]
+
+        accept_tid = got["hold.accept"]["tid"]
+        fifo = [e for e in of(existing, "openat", got["hold.fifo"]["tid"])]
+        self.assertEqual([(e["flags"], e["result"], e.get("args")) for e in fifo],
+                         [(F_UNFINISHED, "pending", [-100, 0o2000000])])  # AT_FDCWD, O_CLOEXEC
 
         accept = of(existing, "accept", accept_tid)
         self.assertEqual([(e["flags"], e["result"]) for e in accept],
@@ -156,6 +163,8 @@ class Attach(mwtest.E2ETestCase):
         # TERM reaches the server (hold), which dies of it; its child, blocked in accept and
         # connect and not signalled, outlives --linger: both calls are written unfinished and
         # the child is listed alive at the end
+        busy = mwevents.Busy(self.trigger)
+        self.addCleanup(busy.stop)
         coll = self.start(mwtest.collect_cmd(self.trace, self.keys, [self.trigger, "hold"],
                                              extra=["--linger", "1"]),
                           cwd=self.dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -165,15 +174,18 @@ class Attach(mwtest.E2ETestCase):
         self.addCleanup(lambda: self.kill_quietly(existing))
         coll.stdin.write("go\n")
         coll.stdin.flush()
-        got = self.read_lines(coll.stdout, ["hold.existing.go", "hold.accept", "hold.connect",
-                                            "hold.go"])
-        self.wait_blocked(existing, got["hold.accept"]["tid"])
+        got = self.read_lines(coll.stdout, ["hold.existing.go", "hold.accept", "hold.fifo",
+                                            "hold.connect", "hold.go"])
+        self.wait_blocked(existing, got)
         coll.send_signal(signal.SIGTERM)
         self.assertEqual(coll.wait(timeout=60), 128 + signal.SIGTERM)
         os.kill(existing, 0)  # still blocked, still ours to end
         records = mwtest.dump_json(self.trace, self.keys)
-        self.assertPending(mwevents.events(records), first["hold.existing"], existing,
-                           got["hold.accept"]["tid"])
+        evs = mwevents.events(records)
+        self.assertPending(evs, first["hold.existing"], existing, got)
+        tree = mwevents.tree_pids(records, [records[0]["target"]["pid"]])
+        self.assertEqual([e for e in evs if e["pid"] not in tree], [])
+        self.assertNotIn(busy.pid, tree)
         alive = [p["pid"] for p in records if p["type"] == "proc" and p["kind"] == "ALIVE_AT_END"]
         self.assertEqual(alive, [existing])
 

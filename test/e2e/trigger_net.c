@@ -285,8 +285,20 @@ static void *block_in_accept(void *arg)
 	return NULL;
 }
 
+static void *block_in_fifo_open(void *arg)
+{
+	struct out o;
+
+	(void)arg;
+	out_begin(&o, "hold.fifo");
+	out_end(&o);
+	syscall(SYS_openat, AT_FDCWD, "hold.fifo", O_RDONLY | O_CLOEXEC); /* no writer: waits */
+	return NULL;
+}
+
 /* The existing child: fills a listener's backlog, then waits for the go; then opens a file,
- * blocks one thread in accept and itself in a connect that cannot complete. */
+ * blocks one thread in accept, one in the open of a FIFO nobody writes, and itself in a
+ * connect that cannot complete. */
 static void hold_existing(int go)
 {
 	struct sockaddr_in a = sin4(0);
@@ -318,6 +330,7 @@ static void hold_existing(int go)
 				   O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 	out_end(&o);
 	must(pthread_create(&t, NULL, block_in_accept, &p) == 0, "pthread_create");
+	must(pthread_create(&t, NULL, block_in_fifo_open, NULL) == 0, "pthread_create");
 	out_begin(&o, "hold.connect");
 	out_end(&o);
 	syscall(SYS_connect, p.connect_fd, &p.full, sizeof(p.full));
@@ -334,6 +347,7 @@ int mode_hold(void)
 	pid_t existing, fresh;
 
 	must(pipe2(go, O_CLOEXEC) == 0, "pipe");
+	must(mkfifo("hold.fifo", 0600) == 0, "mkfifo hold.fifo");
 	existing = fork();
 	must(existing >= 0, "fork");
 	if (existing == 0) {
