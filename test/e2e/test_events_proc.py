@@ -80,7 +80,7 @@ class ProcEvents(mwevents.EventsTestCase):
         s = self.rec.step("exit_signal")
         self.assertEqual(self.rec.one(s["child"], "exit")["args"], [signal.SIGKILL, 1])
 
-    def exec_of(self, step, argv_len=None):
+    def exec_of(self, step):
         s = self.rec.step(step)
         ev = self.rec.one(s["child"], "exec")
         self.assertRecord(ev, "exec", 0, args=[s["child"], 59], path="/bin/true")  # execve
