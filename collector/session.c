@@ -330,7 +330,9 @@ static bool lingering_over(struct session *s)
 	return now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
 }
 
-/* A call stashed at entry that never returned: written as unfinished, with its arguments. */
+/* A call stashed at entry that never returned: written as unfinished, with its arguments and,
+ * for an open, the start of its path (a path of MW_HEAD_MAX - 1 bytes or more is flagged cut,
+ * and never reads as absolute unless it was). */
 static void write_unfinished(void *ctx, const struct mw_inflight *f)
 {
 	struct session *s = ctx;
@@ -350,6 +352,12 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	ev.flags = MW_F_UNFINISHED;
 	ev.args = args;
 	ev.n_args = n;
+	if (f->head_len && f->head_len != MW_HEAD_UNREAD) { /* an open: its path, maybe cut */
+		ev.path.data = (uint8_t *)f->head;
+		ev.path.len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
+		if (f->head_len >= MW_HEAD_MAX - 1)
+			ev.flags |= MW_F_TRUNC(MW_S_PATH);
+	}
 	append(s, MCPT_T_EVENT, &ev.base, f->ts);
 }
 
