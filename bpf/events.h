@@ -153,7 +153,8 @@ enum mw_op {
 	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req) */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
-				  * with GAP: fd, offset, gap length, direction */
+				  * with GAP: fd, offset, gap length, direction; a frame of length
+				  * 0 (no DATA, LAST) is end-of-file on the server's stdin */
 	MW_OP_STDIO_WRITE = 191, /* as READ */
 	MW_OP_STDIO_MOVED = 192, /* GAP: fd, stream offset, length, direction: bytes moved by
 				  * splice/sendfile/copy_file_range without passing through user
@@ -173,8 +174,11 @@ struct mw_chan {
 	__u64 ino;
 	__u64 offset; /* bytes of the stream seen so far: the next stream offset */
 	__u32 head;   /* capture at most this many bytes per call; 0 = all */
-	__u32 enabled;
+	__u32 enabled; /* MW_CHAN_ON, and MW_CHAN_EOF once end-of-file was reported */
 };
+
+#define MW_CHAN_ON  1u
+#define MW_CHAN_EOF 2u
 
 #define MW_CHAN_CHUNKS 128 /* chunks of MW_DATA_MAX captured per call: 2 MiB */
 

@@ -277,7 +277,7 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 		.dev = encode_to_kdev(dev),
 		.ino = ino,
 		.head = head,
-		.enabled = 1,
+		.enabled = MW_CHAN_ON,
 	};
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.chan), &dir, &c, BPF_ANY))
