@@ -64,7 +64,40 @@ static void head_server(struct strbuf *sb, const struct analysis *a)
 	if (a->loss_records)
 		strbuf_printf(sb, ", %llu loss record%s: events are missing",
 			      (unsigned long long)a->loss_records, a->loss_records == 1 ? "" : "s");
-	strbuf_puts(sb, "\n\n");
+	strbuf_putc(sb, '\n');
+}
+
+/* The calls in one line, then the incomplete ones and what could not be read on the channel. */
+static void head_calls(struct strbuf *sb, const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const struct call_note *n;
+	const struct call *c;
+	size_t incomplete = 0;
+
+	if (!cs) {
+		strbuf_putc(sb, '\n');
+		return;
+	}
+	for (size_t i = 1; (c = callset__get(cs, i)); i++)
+		incomplete += c->incomplete != 0;
+	strbuf_printf(sb, "calls: %zu, %zu incomplete; channel notes: %llu\n", callset__count(cs),
+		      incomplete, (unsigned long long)callset__notes_total(cs));
+	for (size_t i = 1; (c = callset__get(cs, i)); i++) {
+		if (!c->incomplete && !c->mark_disagrees)
+			continue;
+		strbuf_puts(sb, "  incomplete: ");
+		callinfo_name(sb, c);
+		strbuf_puts(sb, ": ");
+		callinfo_incomplete(sb, c->incomplete);
+		strbuf_puts(sb, c->mark_disagrees ? (c->incomplete ? ", disagrees with its marks"
+								   : "disagrees with its marks")
+						  : "");
+		strbuf_putc(sb, '\n');
+	}
+	for (size_t i = 0; (n = callset__note_at(cs, i)); i++)
+		strbuf_printf(sb, "  channel: %s\n", n->text);
+	strbuf_putc(sb, '\n');
 }
 
 /* Finding strings are escaped already (backslashes doubled); between double quotes in text,
@@ -119,6 +152,11 @@ static void finding_text(struct strbuf *sb, const struct analysis *a, const stru
 
 	strbuf_printf(sb, "[%s] %s: %s%s\n", severity_name(r->severity), r->id, f->message,
 		      f->unproven ? " [unproven: after the last verified seal]" : "");
+	if (f->has_attr && a->cm) {
+		strbuf_puts(sb, "  call: ");
+		callinfo_attr(sb, callmodel__calls(a->cm), &f->attr, f->matched);
+		strbuf_putc(sb, '\n');
+	}
 	strbuf_printf(sb, "  rule: %s (category %s", r->description, r->category);
 	for (size_t i = 0; i < r->n_tags; i++)
 		strbuf_printf(sb, "%s%s", i ? ", " : "; tags ", r->tags[i]);
@@ -155,6 +193,7 @@ int report_text(FILE *out, const struct analysis *a)
 
 	head_trace(&sb, a);
 	head_server(&sb, a);
+	head_calls(&sb, a);
 	for (size_t i = 0; i < a->fs->n; i++)
 		finding_text(&sb, a, &a->fs->v[i]);
 	summary(&sb, a);
