@@ -90,7 +90,7 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 }
 
 /* The first read: calls, marks, processes (see attribute.h). */
-static int read_model(struct run *r, int fd, uint8_t digest[32])
+static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
 {
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
 	int rc;
@@ -98,7 +98,7 @@ static int read_model(struct run *r, int fd, uint8_t digest[32])
 	r->cm = callmodel__new(&co);
 	if (!r->cm)
 		return -ENOMEM;
-	rc = pass_model(fd, r->cm, digest);
+	rc = pass_model(fd, r->cm, d, digest);
 	if (!rc)
 		engine__set_model(r->eng, r->cm);
 	return rc;
@@ -107,6 +107,7 @@ static int read_model(struct run *r, int fd, uint8_t digest[32])
 static int read_trace(struct run *r)
 {
 	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned};
+	struct pass_digest first;
 	uint8_t d1[32], d2[32];
 	char err[512];
 	int fd, rc;
@@ -125,12 +126,12 @@ static int read_trace(struct run *r)
 		return fd;
 	}
 	pass_digest_init(&r->dg);
-	rc = read_model(r, fd, d1);
+	rc = read_model(r, fd, &first, d1);
 	rc = rc ?: replay__run(r->rp, fd, on_record, r);
 	if (fd > 0)
 		close(fd);
 	pass_digest_final(&r->dg, d2);
-	if (!rc && memcmp(d1, d2, sizeof(d1))) {
+	if (!rc && pass_changed(&first, d1, &r->dg, d2)) {
 		p_err("failed to analyze %s: the trace changed while it was read", r->o->trace);
 		return -EIO;
 	}

@@ -118,7 +118,15 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	}
 }
 
-int pass_model(int fd, struct callmodel *cm, uint8_t digest[32])
+bool pass_changed(const struct pass_digest *first, const uint8_t d1[32],
+		  const struct pass_digest *second, const uint8_t d2[32])
+{
+	if (second->records > first->records)
+		return true;
+	return second->records == first->records && memcmp(d1, d2, 32) != 0;
+}
+
+int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32])
 {
 	struct replay_opts ro = {.allow_unsigned = true};
 	struct model_ctx m = {.cm = cm};
@@ -131,6 +139,7 @@ int pass_model(int fd, struct callmodel *cm, uint8_t digest[32])
 	rc = replay__run(m.rp, fd, on_record, &m);
 	replay__free(m.rp);
 	pass_digest_final(&m.dg, digest);
+	*d = m.dg;
 	if (rc)
 		return rc < 0 ? rc : -EIO;
 	rc = callmodel__resolve(cm);

@@ -10,6 +10,7 @@
 #ifndef MW_PASSES_H
 #define MW_PASSES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,7 +31,12 @@ void pass_digest_final(struct pass_digest *d, uint8_t out[32]);
 int pass_open(const char *path, char *err, size_t errlen);
 
 /* Reads fd from its start into cm (structure only: seals are the second read's business),
- * resolves cm and rewinds fd. digest gets the records' digest. Returns 0 or -errno. */
-int pass_model(int fd, struct callmodel *cm, uint8_t digest[32]);
+ * resolves cm and rewinds fd. d gets the records' digest. Returns 0 or -errno. */
+int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32]);
+
+/* True when the second read saw other bytes than the first (a verifying read may stop early
+ * at a bad seal: then only a longer second read is a change). */
+bool pass_changed(const struct pass_digest *first, const uint8_t d1[32],
+		  const struct pass_digest *second, const uint8_t d2[32]);
 
 #endif /* MW_PASSES_H */
