@@ -292,7 +292,8 @@ static void parse_failed(struct msgctx *m, const json_error_t *je)
 			      "%s offset %llu: unbalanced JSON (structure error at byte %llu of "
 			      "%llu), skipped",
 			      dir_name(m), (unsigned long long)m->l->offset,
-			      (unsigned long long)sc->bad_at, (unsigned long long)m->l->len);
+			      (unsigned long long)(sc->bad ? sc->bad_at : sc->pos),
+			      (unsigned long long)m->l->len);
 		break;
 	default:
 		callset__note(m->cs, m->l->ts, "%s offset %llu: invalid JSON (%s at byte %d), skipped",
@@ -322,7 +323,8 @@ static int decode_line(struct msgctx *m)
 		if (!fixed)
 			return -ENOMEM;
 	}
-	v = json_loadb(fixed ? fixed : (const char *)l->data, len, JSON_ALLOW_NUL, &je);
+	v = json_loadb(fixed ? fixed : (const char *)l->data, len, JSON_ALLOW_NUL | JSON_DECODE_ANY,
+		       &je);
 	free(fixed);
 	if (!v) {
 		parse_failed(m, &je);

@@ -160,8 +160,10 @@ static void string_byte(struct jscan *s, uint8_t c)
 	if (c == '\\') {
 		s->state = ST_ESC;
 	} else if (c == '"') {
-		if (s->in_key) {
-			key_ends(s);
+		if (s->str_key) {
+			if (s->in_key)
+				key_ends(s);
+			s->str_key = false;
 			s->state = ST_COLON;
 		} else {
 			value_ends(s);
@@ -206,6 +208,7 @@ static void start_key(struct jscan *s, uint8_t c)
 		return;
 	}
 	s->in_key = s->depth == 1 && s->top == '{';
+	s->str_key = true;
 	s->key_len = 0;
 	s->key_long = false;
 	s->state = ST_STRING;

@@ -49,7 +49,8 @@ struct jscan {
 	char key[8];
 	size_t key_len;
 	bool key_long;
-	bool in_key;
+	bool in_key;	 /* the string is a key of the top-level object */
+	bool str_key;	 /* the string is a key (at any depth) */
 	uint8_t want;	 /* the member whose value comes next: 0 none, 1 id, 2 method */
 	bool capturing;	 /* that value is being copied */
 	struct jscan_token id, method;
