@@ -67,10 +67,12 @@ static size_t score_path(const char *arg, const struct ev_bytes *p)
 
 	if (!p->n)
 		return 0;
+	if (an == p->n && !memcmp(a, p->p, an))
+		return 2 * an + 1; /* named exactly: more specific than any containment */
 	if (an >= 2 && find(p->p, p->n, a, an, in_path))
-		return an;
+		return 2 * an;
 	if (p->n >= 4 && p->p[0] == '/' && find(a, strlen(arg), p->p, p->n, in_text))
-		return p->n;
+		return 2 * p->n;
 	return 0;
 }
 
@@ -79,10 +81,12 @@ static size_t score_word(const char *arg, const struct ev_bytes *w)
 	const uint8_t *a = (const uint8_t *)arg;
 	size_t an = strlen(arg);
 
+	if (an == w->n && !memcmp(a, w->p, an))
+		return 2 * an + 1;
 	if (w->n >= 3 && find(a, an, w->p, w->n, in_text))
-		return w->n;
+		return 2 * w->n;
 	if (an >= 3 && find(w->p, w->n, a, an, in_text))
-		return an;
+		return 2 * an;
 	return 0;
 }
 
@@ -106,7 +110,7 @@ static size_t score_addr(const char *arg, const struct mw_sockaddr *sa)
 			s += strlen(port);
 	}
 	strbuf_fini(&ip);
-	return s;
+	return 2 * s;
 }
 
 static size_t score_one(const char *arg, const struct ev_view *v)

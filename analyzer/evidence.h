@@ -10,8 +10,9 @@
  *   addr  "http://127.0.0.1:8080/x" names 127.0.0.1:8080 (the IP must appear; the port adds)
  *   argv  "id -un; uname -s" names the word "id -un; uname -s" of sh -c, and the word
  *         "uname" of uname's exec names it too (words of 3 bytes or more)
- * The score is the length of the matched text: the longer, the more specific. A call's score
- * is its best over its argument strings and the event's items.
+ * The score grows with the length of the matched text (the longer, the more specific), and an
+ * argument equal to the item beats any containment. A call's score is its best over its
+ * argument strings and the event's items; the one call with the best score is the evidence.
  */
 #ifndef MW_EVIDENCE_H
 #define MW_EVIDENCE_H
