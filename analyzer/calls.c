@@ -174,7 +174,7 @@ char *call_id_canon(const json_t *id)
 
 char *call_json_short(const json_t *v, size_t max)
 {
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
 	size_t n;
 
 	if (!s || strlen(s) <= max)
@@ -299,7 +299,8 @@ static int fill_request(struct callset *cs, struct call *c, const json_t *params
 	}
 	if (!args)
 		return 0;
-	canon = json_dumps(args, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+	canon = json_dumps(args, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
+					 JSON_REAL_PRECISION(15));
 	c->args = call_json_short(args, CALL_SHOW_MAX);
 	c->args_full = call_json_short(args, CALL_EVSTR_MAX);
 	if (!canon || !c->args || !c->args_full) {
