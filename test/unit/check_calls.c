@@ -483,6 +483,61 @@ START_TEST(not_jsonrpc)
 }
 END_TEST
 
+/* Hostile channels: random fragments of JSON-RPC at random offsets, out of order, overlapping,
+ * with gaps, in both directions. Nothing may crash or leak (the suite runs under ASan in CI);
+ * every call's window is well formed. A fixed seed keeps it reproducible. */
+START_TEST(random_frames)
+{
+	static const char *const bits[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":", "1", "\"a\"", ",\"method\":\"tools/call\"",
+		",\"params\":{\"name\":\"x\",\"arguments\":{\"p\":\"/w\"}}", "}", "]", "[",
+		"\n", ",\"result\":{\"task\":{\"taskId\":\"t\"}}", "\xff\xfe", "\\", "\"",
+		",\"error\":{\"code\":-1}", "notifications/cancelled", "{\"requestId\":1}",
+		"  ", "null", "0", "{", ":"};
+	uint64_t x = 0x9e3779b97f4a7c15ull, off[2] = {0, 0};
+	struct callmodel *cm = t_model(5 * MS, 512, true);
+	char buf[2048];
+	const struct call *c;
+
+	for (int i = 0; i < 3000; i++) {
+		size_t n = 0, k;
+		int dir;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		dir = (int)(x & 1);
+		for (k = 0; k < 1 + (x >> 8) % 12 && n < sizeof(buf) - 200; k++) {
+			const char *b = bits[(x >> (k * 3 + 12)) % (sizeof(bits) / sizeof(bits[0]))];
+
+			memcpy(buf + n, b, strlen(b));
+			n += strlen(b);
+		}
+		switch ((x >> 40) % 8) {
+		case 0: /* a gap */
+			t_gap(cm, (enum chan_dir)dir, off[dir], 1 + (x >> 20) % 300, (uint64_t)i * MS);
+			off[dir] += 1 + (x >> 20) % 300;
+			break;
+		case 1: /* from the past: a duplicate or an overlap */
+			t_frame(cm, (enum chan_dir)dir, off[dir] > n ? off[dir] - n / 2 : 0, buf, n,
+				(uint64_t)i * MS, 1);
+			break;
+		case 2: /* from the future: out of order, maybe never filled */
+			t_frame(cm, (enum chan_dir)dir, off[dir] + 1 + (x >> 24) % 64, buf, n,
+				(uint64_t)i * MS, 0);
+			break;
+		default:
+			t_frame(cm, (enum chan_dir)dir, off[dir], buf, n, (uint64_t)i * MS,
+				(uint32_t)((x >> 30) & 1));
+			off[dir] += n;
+		}
+	}
+	ck_assert_int_eq(callmodel__resolve(cm), 0);
+	for (size_t i = 1; (c = callset__get(callmodel__calls(cm), i)); i++)
+		ck_assert_uint_ge(c->end_ts, c->begin_ts > 5 * MS ? c->begin_ts - 5 * MS : 0);
+	ck_assert_uint_gt(callset__notes_total(callmodel__calls(cm)), 0);
+	callmodel__free(cm);
+}
+END_TEST
+
 Suite *calls_suite(void);
 Suite *calls_suite(void)
 {
@@ -507,6 +562,7 @@ Suite *calls_suite(void)
 	tcase_add_test(bad, overlong_line);
 	tcase_add_test(bad, unbalanced_json);
 	tcase_add_test(bad, not_jsonrpc);
+	tcase_add_test(bad, random_frames);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, bad);
 	return s;
