@@ -12,7 +12,7 @@
 #define LOSS_RANGES_MAX 4096 /* more loss records than this are merged into the last range */
 
 struct loss_range {
-	uint64_t first, last; /* sequence numbers lost */
+	uint64_t first, last;  /* sequence numbers lost */
 	uint64_t lo_ts, hi_ts; /* the last event before them, the first after them */
 };
 
@@ -215,7 +215,7 @@ static int build_windows(struct callmodel *cm)
 		w[k].call = c->index;
 		w[k].begin = c->marked ? min_u64(c->begin_ts, c->mark_begin) : c->begin_ts;
 		w[k].end = c->marked && c->mark_end != CALL_OPEN ? max_u64(c->end_ts, c->mark_end)
-								  : c->end_ts;
+								 : c->end_ts;
 		cm->first_begin = min_u64(cm->first_begin, w[k].begin);
 		k++;
 	}

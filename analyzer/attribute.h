@@ -53,8 +53,8 @@ enum attr_bucket {
 
 struct attribution {
 	enum attr_rule rule;
-	enum attr_bucket bucket; /* ATTR_BUCKET */
-	size_t call;		 /* LINEAGE, WINDOW, EVIDENCE: 1-based */
+	enum attr_bucket bucket;	  /* ATTR_BUCKET */
+	size_t call;			  /* LINEAGE, WINDOW, EVIDENCE: 1-based */
 	size_t cand[ATTR_CANDIDATES_MAX]; /* AMBIGUOUS: in call order */
 	size_t n_cand;			  /* kept */
 	size_t n_cand_total;		  /* all of them */

@@ -72,9 +72,8 @@ const char *callinfo_status(const struct call *c, char *buf, size_t len)
 
 void callinfo_incomplete(struct strbuf *sb, unsigned inc)
 {
-	static const char *const why[] = {"no response",      "request damaged",
-					  "response damaged", "events lost",
-					  "invalid UTF-8",    "task never finished"};
+	static const char *const why[] = {"no response", "request damaged", "response damaged",
+					  "events lost", "invalid UTF-8",   "task never finished"};
 	bool first = true;
 
 	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
@@ -110,14 +109,13 @@ json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a
 			json_decref(cand);
 			return NULL;
 		}
-	o = json_pack("{s:s,s:o,s:o,s:I,s:o,s:o}", "rule", attr_rule_name(a->rule), "call",
-		      a->call ? callinfo_ref_json(callset__get(cs, a->call)) : json_null(),
-		      "candidates", cand, "candidates_total", (json_int_t)a->n_cand_total,
-		      "bucket",
-		      a->rule == ATTR_BUCKET ? json_string(attr_bucket_name(a->bucket))
-					     : json_null(),
-		      "matched", matched ? json_bytes((const uint8_t *)matched, strlen(matched))
-					 : json_null());
+	o = json_pack(
+		"{s:s,s:o,s:o,s:I,s:o,s:o}", "rule", attr_rule_name(a->rule), "call",
+		a->call ? callinfo_ref_json(callset__get(cs, a->call)) : json_null(), "candidates",
+		cand, "candidates_total", (json_int_t)a->n_cand_total, "bucket",
+		a->rule == ATTR_BUCKET ? json_string(attr_bucket_name(a->bucket)) : json_null(),
+		"matched",
+		matched ? json_bytes((const uint8_t *)matched, strlen(matched)) : json_null());
 	return o;
 }
 
@@ -158,16 +156,21 @@ json_t *callinfo_call_json(const struct call *c)
 	err = err ?: json_put(o, "result", c->result ? json_string(c->result) : json_null());
 	err = err ?: json_put(o, "stream_offset", json_u64(c->offset));
 	err = err ?: json_put(o, "window", window_json(c));
-	err = err ?: json_put(o, "duration_ns",
-			      c->end_ts == CALL_OPEN ? json_null() : json_u64(c->end_ts - c->begin_ts));
+	err = err
+		      ?: json_put(o, "duration_ns",
+				  c->end_ts == CALL_OPEN ? json_null()
+							 : json_u64(c->end_ts - c->begin_ts));
 	err = err ?: json_put(o, "cancelled", json_boolean(c->cancelled));
-	err = err ?: json_put(o, "task",
-			      c->task_id ? json_pack("{s:s,s:o}", "id", c->task_id, "status",
-						     str_or_null(c->task_status))
-					 : json_null());
+	err = err
+		      ?: json_put(o, "task",
+				  c->task_id ? json_pack("{s:s,s:o}", "id", c->task_id, "status",
+							 str_or_null(c->task_status))
+					     : json_null());
 	err = err ?: json_put(o, "marks", marks_json(c));
-	err = err ?: json_put(o, "incomplete",
-			      c->incomplete ? json_string(strbuf_str(&sb) ?: "?") : json_null());
+	err = err
+		      ?: json_put(o, "incomplete",
+				  c->incomplete ? json_string(strbuf_str(&sb) ?: "?")
+						: json_null());
 	strbuf_fini(&sb);
 	if (err) {
 		json_decref(o);

@@ -234,7 +234,8 @@ static int ev_string(struct callset *cs, struct call *c, const char *s, size_t n
 		int k = snprintf(buf, sizeof(buf), "%s%.*s", cs->home, (int)(n - 1), s + 1);
 
 		if (k > 0)
-			err = ev_push(c, buf, (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
+			err = ev_push(c, buf,
+				      (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
 	}
 	if (!err && n > 7 && !strncmp(s, "file://", 7))
 		err = ev_push(c, s + 7, n - 7);
@@ -252,20 +253,17 @@ static int ev_walk(struct callset *cs, struct call *c, const json_t *v, int dept
 	if (depth > 16)
 		return 0;
 	if (json_is_string(v))
-		return ev_string(cs, c, json_string_value(v), strnlen(json_string_value(v),
-								     json_string_length(v)));
+		return ev_string(cs, c, json_string_value(v),
+				 strnlen(json_string_value(v), json_string_length(v)));
 	if (json_is_integer(v)) {
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
 		return ev_push(c, num, strlen(num));
 	}
 	if (json_is_array(v))
-		json_array_foreach (v, i, x)
-			if ((err = ev_walk(cs, c, x, depth + 1)))
-				return err;
+		json_array_foreach(v, i, x) if ((err = ev_walk(cs, c, x, depth + 1))) return err;
 	if (json_is_object(v))
-		json_object_foreach ((json_t *)v, k, x)
-			if ((err = ev_walk(cs, c, x, depth + 1)))
-				return err;
+		json_object_foreach((json_t *)v, k,
+				    x) if ((err = ev_walk(cs, c, x, depth + 1))) return err;
 	return err;
 }
 
@@ -400,8 +398,8 @@ struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id
 }
 
 struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id_canon,
-			   const char *method, const json_t *params, uint64_t offset,
-			   uint64_t ts, uint64_t record)
+			   const char *method, const json_t *params, uint64_t offset, uint64_t ts,
+			   uint64_t record)
 {
 	struct call *c, *old = id_canon ? callset__pending(cs, dir, id_canon) : NULL;
 
@@ -415,7 +413,8 @@ struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id
 		cs->cap = cap;
 	}
 	if (old)
-		callset__note(cs, ts, "%s offset %llu: request id %s reused while call %zu is pending",
+		callset__note(cs, ts,
+			      "%s offset %llu: request id %s reused while call %zu is pending",
 			      chan_dir_name(dir), (unsigned long long)offset, id_canon, old->index);
 	c = &cs->v[cs->n];
 	memset(c, 0, sizeof(*c));
@@ -476,8 +475,8 @@ static int add_task(struct callset *cs, struct call *c, const json_t *task)
 	return 0;
 }
 
-void callset__answer(struct callset *cs, struct call *c, const json_t *result,
-		     const json_t *error, uint64_t ts, uint64_t record)
+void callset__answer(struct callset *cs, struct call *c, const json_t *result, const json_t *error,
+		     uint64_t ts, uint64_t record)
 {
 	const json_t *task = json_object_get(result, "task");
 	const json_t *code = json_object_get(error, "code");
@@ -511,8 +510,7 @@ void callset__cancel(struct callset *cs, struct call *c, uint64_t ts)
 	end_at(c, ts > UINT64_MAX - cs->grace ? UINT64_MAX - 1 : ts + cs->grace, END_CANCELLED);
 }
 
-void callset__task_status(struct callset *cs, const char *task_id, const char *status,
-			  uint64_t ts)
+void callset__task_status(struct callset *cs, const char *task_id, const char *status, uint64_t ts)
 {
 	for (size_t i = cs->n_tasks; i-- > 0;) {
 		struct call *c = &cs->v[cs->tasks[i]];

@@ -28,11 +28,11 @@
 
 #include "chan.h"
 
-#define CALL_SHOW_MAX	  240	     /* bytes of arguments / result kept for display */
-#define CALL_EVIDENCE_MAX 64	     /* argument strings kept for evidence matching */
-#define CALL_EVSTR_MAX	  4096	     /* bytes of one such string */
-#define CALL_NOTES_MAX	  1000	     /* notes kept (all are counted) */
-#define CALL_OPEN	  UINT64_MAX /* end of a window that never closed */
+#define CALL_SHOW_MAX		240	      /* bytes of arguments / result kept for display */
+#define CALL_EVIDENCE_MAX	64	      /* argument strings kept for evidence matching */
+#define CALL_EVSTR_MAX		4096	      /* bytes of one such string */
+#define CALL_NOTES_MAX		1000	      /* notes kept (all are counted) */
+#define CALL_OPEN		UINT64_MAX    /* end of a window that never closed */
 #define CANCEL_GRACE_DEFAULT_NS 1000000000ull /* 1 s */
 
 enum call_status {
@@ -44,12 +44,12 @@ enum call_status {
 
 /* Why a call is incomplete (bit mask). */
 enum call_incomplete {
-	CI_NO_RESPONSE = 1u << 0,   /* never answered */
+	CI_NO_RESPONSE = 1u << 0,     /* never answered */
 	CI_REQUEST_DAMAGED = 1u << 1, /* its request was cut by a gap, too long or not decodable */
 	CI_RESPONSE_DAMAGED = 1u << 2,
-	CI_EVENTS_LOST = 1u << 3,    /* events were lost while its window was open */
-	CI_INVALID_UTF8 = 1u << 4,   /* its request was decoded with U+FFFD replacements */
-	CI_TASK_OPEN = 1u << 5,	     /* its task never reached a terminal status */
+	CI_EVENTS_LOST = 1u << 3,  /* events were lost while its window was open */
+	CI_INVALID_UTF8 = 1u << 4, /* its request was decoded with U+FFFD replacements */
+	CI_TASK_OPEN = 1u << 5,	   /* its task never reached a terminal status */
 };
 
 enum call_end_how {
@@ -61,24 +61,24 @@ enum call_end_how {
 };
 
 struct call {
-	size_t index;	    /* 1-based, in the order requests were read */
-	enum chan_dir dir;  /* CHAN_IN: a request of the client; CHAN_OUT: of the server */
-	char *id;	    /* the id as canonical JSON: 17, "17" */
-	char *method;	    /* escaped text */
-	char *tool;	    /* tools/call: params.name, escaped; NULL otherwise */
-	char *args;	    /* arguments (tools/call) or params, compact JSON, cut to CALL_SHOW_MAX */
-	char *args_full;    /* the same, uncut up to CALL_EVSTR_MAX (what `arguments` globs see) */
-	char digest[17];    /* first 8 bytes of BLAKE2b-256 of the arguments' JSON, in hex */
-	char **ev;	    /* argument strings (and integers) for evidence matching */
+	size_t index;	   /* 1-based, in the order requests were read */
+	enum chan_dir dir; /* CHAN_IN: a request of the client; CHAN_OUT: of the server */
+	char *id;	   /* the id as canonical JSON: 17, "17" */
+	char *method;	   /* escaped text */
+	char *tool;	   /* tools/call: params.name, escaped; NULL otherwise */
+	char *args;	 /* arguments (tools/call) or params, compact JSON, cut to CALL_SHOW_MAX */
+	char *args_full; /* the same, uncut up to CALL_EVSTR_MAX (what `arguments` globs see) */
+	char digest[17]; /* first 8 bytes of BLAKE2b-256 of the arguments' JSON, in hex */
+	char **ev;	 /* argument strings (and integers) for evidence matching */
 	size_t n_ev;
-	uint64_t offset;    /* stream offset of the request */
+	uint64_t offset; /* stream offset of the request */
 	uint64_t begin_ts, begin_record;
 	uint64_t resp_ts, resp_record; /* the response (0 when none) */
-	uint64_t end_ts;		/* end of the window: CALL_OPEN when it never closed */
+	uint64_t end_ts;	       /* end of the window: CALL_OPEN when it never closed */
 	enum call_end_how end_how;
 	enum call_status status;
 	int64_t error_code;
-	char *result; /* result or error, compact JSON cut to CALL_SHOW_MAX */
+	char *result;	     /* result or error, compact JSON cut to CALL_SHOW_MAX */
 	unsigned incomplete; /* enum call_incomplete */
 	bool cancelled;
 	uint64_t cancel_ts;
@@ -100,10 +100,10 @@ struct call_note {
 
 /* The protocol era of the session. */
 struct call_session {
-	char *protocol;		/* protocolVersion of initialize, or of the first request's _meta */
-	bool initialize_seen;	/* ...2025-11-25: an initialize handshake */
-	bool per_request_meta;	/* 2026-07-28: a protocol version in _meta on requests */
-	bool discover_seen;	/* server/discover */
+	char *protocol;	       /* protocolVersion of initialize, or of the first request's _meta */
+	bool initialize_seen;  /* ...2025-11-25: an initialize handshake */
+	bool per_request_meta; /* 2026-07-28: a protocol version in _meta on requests */
+	bool discover_seen;    /* server/discover */
 	uint64_t first_request_ts; /* the first request of the client read: end of startup */
 	bool has_first_request;
 	uint64_t batches;
@@ -121,7 +121,7 @@ extern const struct chan_ops callset_chan_ops;
 
 /* Calls in index order; valid until the set is freed. Adding calls may move them. */
 size_t callset__count(const struct callset *cs);
-struct call *callset__at(struct callset *cs, size_t i); /* 0-based */
+struct call *callset__at(struct callset *cs, size_t i);			 /* 0-based */
 const struct call *callset__get(const struct callset *cs, size_t index); /* 1-based; NULL */
 const struct call_session *callset__session(const struct callset *cs);
 size_t callset__n_notes(const struct callset *cs);
@@ -150,8 +150,7 @@ void callset__answer(struct callset *cs, struct call *c, const struct json_t *re
 /* A cancellation of c at ts. */
 void callset__cancel(struct callset *cs, struct call *c, uint64_t ts);
 /* A task reached status at ts (terminal or not). */
-void callset__task_status(struct callset *cs, const char *task_id, const char *status,
-			  uint64_t ts);
+void callset__task_status(struct callset *cs, const char *task_id, const char *status, uint64_t ts);
 struct call_session *callset__session_mut(struct callset *cs);
 /* Closes what is left open at the end of the trace. */
 void callset__finish(struct callset *cs);

@@ -153,8 +153,12 @@ static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *te
 		k->cap = cap;
 	}
 	e = &k->v[k->n];
-	*e = (struct callsum_entry){.group = g, .count = 1, .first_record = index,
-				    .first_ts = v->ts, .first_pid = v->pid, .rules = 1u << rule,
+	*e = (struct callsum_entry){.group = g,
+				    .count = 1,
+				    .first_record = index,
+				    .first_ts = v->ts,
+				    .first_pid = v->pid,
+				    .rules = 1u << rule,
 				    .hash = h};
 	e->text = strdup(text);
 	if (!e->text)

@@ -33,8 +33,8 @@ struct stream {
 	uint64_t line_off, line_len;
 	bool in_line;
 	unsigned flags;
-	bool skipping;	 /* after a hole: drop bytes up to the next newline */
-	bool may_resync; /* ... unless the next bytes start a write with '{' or '[' */
+	bool skipping;		    /* after a hole: drop bytes up to the next newline */
+	bool may_resync;	    /* ... unless the next bytes start a write with '{' or '[' */
 	uint64_t skipped, skip_off; /* bytes dropped while skipping, from skip_off */
 	uint64_t last_ts, last_record;
 	struct jscan scan;
@@ -96,11 +96,10 @@ const struct chan_stats *chan__stats(const struct chan *c, enum chan_dir dir)
 	return &c->s[dir].st;
 }
 
-static void note(struct chan *c, struct stream *s, uint64_t off, uint64_t ts, const char *fmt,
-		 ...) __attribute__((format(printf, 5, 6)));
+static void note(struct chan *c, struct stream *s, uint64_t off, uint64_t ts, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
-static void note(struct chan *c, struct stream *s, uint64_t off, uint64_t ts, const char *fmt,
-		 ...)
+static void note(struct chan *c, struct stream *s, uint64_t off, uint64_t ts, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -122,8 +121,7 @@ static void line_reset(struct stream *s)
 	s->flags = 0;
 }
 
-static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t record,
-		     unsigned extra)
+static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t record, unsigned extra)
 {
 	struct chan_line l = {
 		.dir = s->dir,
@@ -151,8 +149,7 @@ static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t rec
 	return err;
 }
 
-static int line_append(struct chan *c, struct stream *s, const uint8_t *p, size_t n,
-		       uint64_t off)
+static int line_append(struct chan *c, struct stream *s, const uint8_t *p, size_t n, uint64_t off)
 {
 	if (!s->in_line) {
 		s->in_line = true;

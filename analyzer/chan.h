@@ -31,7 +31,7 @@ enum chan_dir {
 	CHAN_DIRS = 2,
 };
 
-#define CHAN_LINE_MAX_DEFAULT (8u << 20) /* bytes of one message kept for parsing */
+#define CHAN_LINE_MAX_DEFAULT (8u << 20)  /* bytes of one message kept for parsing */
 #define CHAN_PENDING_MAX      (32u << 20) /* out-of-order bytes held per direction */
 
 enum chan_line_flag {
@@ -43,12 +43,12 @@ enum chan_line_flag {
 /* One line, valid during the callback. */
 struct chan_line {
 	enum chan_dir dir;
-	uint64_t offset; /* stream offset of its first byte */
-	uint64_t len;	 /* its length without the newline */
-	const uint8_t *data; /* the bytes, or NULL when CHAN_L_OVERLONG */
-	uint64_t ts;	 /* timestamp of the frame that completed it */
-	uint64_t record; /* record index of that frame */
-	unsigned flags;	 /* CHAN_L_* */
+	uint64_t offset;	  /* stream offset of its first byte */
+	uint64_t len;		  /* its length without the newline */
+	const uint8_t *data;	  /* the bytes, or NULL when CHAN_L_OVERLONG */
+	uint64_t ts;		  /* timestamp of the frame that completed it */
+	uint64_t record;	  /* record index of that frame */
+	unsigned flags;		  /* CHAN_L_* */
 	const struct jscan *scan; /* the scanner's view of all of its bytes */
 };
 

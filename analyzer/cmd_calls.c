@@ -185,8 +185,8 @@ int cmd_parse_grace(const char *verb, const char *arg, uint64_t *ns)
 	unsigned long ms = strtoul(arg, &end, 10);
 
 	if (!*arg || *end || *arg == '-' || ms > 86400000ul)
-		return cmd_usage_error(verb, "bad --cancel-grace \"%s\" (milliseconds, 0..86400000)",
-				       arg);
+		return cmd_usage_error(
+			verb, "bad --cancel-grace \"%s\" (milliseconds, 0..86400000)", arg);
 	*ns = ms ? (uint64_t)ms * 1000000ull : 1; /* 0 ms: closes at the cancellation */
 	return -1;
 }

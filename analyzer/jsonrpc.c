@@ -113,7 +113,8 @@ static void session_request(struct callset *cs, const char *method, const json_t
 	} else if (!strcmp(method, "server/discover")) {
 		s->discover_seen = true;
 	}
-	json_object_foreach ((json_t *)meta, k, v) {
+	json_object_foreach((json_t *)meta, k, v)
+	{
 		size_t n = strlen(k);
 
 		if (n >= 15 && !strcmp(k + n - 15, "protocolVersion")) {
@@ -132,10 +133,11 @@ static int on_request(struct msgctx *m, const char *method, const json_t *id, co
 	const json_t *tid;
 
 	if (!canon) {
-		callset__note(m->cs, m->l->ts,
-			      "%s offset %llu: request \"%.64s\" with an id that is neither a string "
-			      "nor a number: skipped",
-			      dir_name(m), (unsigned long long)m->l->offset, method);
+		callset__note(
+			m->cs, m->l->ts,
+			"%s offset %llu: request \"%.64s\" with an id that is neither a string "
+			"nor a number: skipped",
+			dir_name(m), (unsigned long long)m->l->offset, method);
 		return 0;
 	}
 	c = callset__open(m->cs, m->l->dir, canon, method, params, m->l->offset, m->l->ts,
@@ -216,11 +218,12 @@ static void on_response(struct msgctx *m, const json_t *id, const json_t *result
 				      "could not be read?)",
 				      dir_name(m), (unsigned long long)m->l->offset);
 		else
-			callset__note(m->cs, m->l->ts,
-				      "%s offset %llu: response to id %s without a pending request: "
-				      "skipped",
-				      dir_name(m), (unsigned long long)m->l->offset,
-				      canon ? canon : "(not a string or number)");
+			callset__note(
+				m->cs, m->l->ts,
+				"%s offset %llu: response to id %s without a pending request: "
+				"skipped",
+				dir_name(m), (unsigned long long)m->l->offset,
+				canon ? canon : "(not a string or number)");
 		free(canon);
 		return;
 	}
@@ -268,9 +271,7 @@ static int on_value(struct msgctx *m, const json_t *v)
 	if (!json_array_size(v))
 		callset__note(m->cs, m->l->ts, "%s offset %llu: an empty batch", dir_name(m),
 			      (unsigned long long)m->l->offset);
-	json_array_foreach (v, i, x)
-		if ((err = on_message(m, x)))
-			break;
+	json_array_foreach(v, i, x) if ((err = on_message(m, x))) break;
 	return err;
 }
 
@@ -296,9 +297,9 @@ static void parse_failed(struct msgctx *m, const json_error_t *je)
 			      (unsigned long long)m->l->len);
 		break;
 	default:
-		callset__note(m->cs, m->l->ts, "%s offset %llu: invalid JSON (%s at byte %d), skipped",
-			      dir_name(m), (unsigned long long)m->l->offset, je->text,
-			      je->position);
+		callset__note(m->cs, m->l->ts,
+			      "%s offset %llu: invalid JSON (%s at byte %d), skipped", dir_name(m),
+			      (unsigned long long)m->l->offset, je->text, je->position);
 		break;
 	}
 	strbuf_fini(&sb);
@@ -315,10 +316,11 @@ static int decode_line(struct msgctx *m)
 
 	if (bad < len && jscan_end(l->scan) == JSCAN_BALANCED) {
 		m->invalid_utf8 = true;
-		callset__note(m->cs, l->ts,
-			      "%s offset %llu: invalid UTF-8 at byte %zu of the message; decoded with "
-			      "U+FFFD replacements",
-			      dir_name(m), (unsigned long long)l->offset, bad);
+		callset__note(
+			m->cs, l->ts,
+			"%s offset %llu: invalid UTF-8 at byte %zu of the message; decoded with "
+			"U+FFFD replacements",
+			dir_name(m), (unsigned long long)l->offset, bad);
 		fixed = utf8_repair(l->data, len, &len);
 		if (!fixed)
 			return -ENOMEM;
@@ -386,8 +388,8 @@ static int on_line(void *ctx, const struct chan_line *l)
 
 static void on_note(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg)
 {
-	callset__note(ctx, ts, "%s offset %llu: %s", chan_dir_name(dir),
-		      (unsigned long long)offset, msg);
+	callset__note(ctx, ts, "%s offset %llu: %s", chan_dir_name(dir), (unsigned long long)offset,
+		      msg);
 }
 
 const struct chan_ops callset_chan_ops = {.line = on_line, .note = on_note};

@@ -108,7 +108,7 @@ static void push(struct jscan *s, uint8_t c)
 	if (c == '{')
 		s->stack[d / 8] |= (uint8_t)(1u << (d % 8));
 	else
-		s->stack[d / 8] &= (uint8_t)~(1u << (d % 8));
+		s->stack[d / 8] &= (uint8_t) ~(1u << (d % 8));
 	s->depth++;
 	s->state = c == '{' ? ST_KEY_OR_END : ST_VALUE_OR_END;
 }

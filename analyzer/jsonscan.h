@@ -35,24 +35,24 @@ struct jscan_token {
 };
 
 struct jscan {
-	uint64_t pos;	  /* bytes fed */
-	uint64_t bad_at;  /* JSCAN_UNBALANCED: index of the offending byte */
+	uint64_t pos;	 /* bytes fed */
+	uint64_t bad_at; /* JSCAN_UNBALANCED: index of the offending byte */
 	uint32_t depth;
-	uint8_t state;	  /* internal */
-	bool started;	  /* the first value began */
-	bool done;	  /* the top-level value ended */
-	bool bad;	  /* a structure error was seen */
-	bool not_json;	  /* the first non-blank byte cannot start a JSON value */
-	char top;	  /* '{', '[' or 0 for a scalar */
+	uint8_t state;			    /* internal */
+	bool started;			    /* the first value began */
+	bool done;			    /* the top-level value ended */
+	bool bad;			    /* a structure error was seen */
+	bool not_json;			    /* the first non-blank byte cannot start a JSON value */
+	char top;			    /* '{', '[' or 0 for a scalar */
 	uint8_t stack[JSCAN_DEPTH_MAX / 8]; /* one bit per level: 1 = object */
 	/* depth-1 members of a top-level object */
 	char key[8];
 	size_t key_len;
 	bool key_long;
-	bool in_key;	 /* the string is a key of the top-level object */
-	bool str_key;	 /* the string is a key (at any depth) */
-	uint8_t want;	 /* the member whose value comes next: 0 none, 1 id, 2 method */
-	bool capturing;	 /* that value is being copied */
+	bool in_key;	/* the string is a key of the top-level object */
+	bool str_key;	/* the string is a key (at any depth) */
+	uint8_t want;	/* the member whose value comes next: 0 none, 1 id, 2 method */
+	bool capturing; /* that value is being copied */
 	struct jscan_token id, method;
 	bool has_result, has_error, has_params;
 };

@@ -121,8 +121,10 @@ static int add_mark(struct markset *ms, struct callset *cs, const json_t *o, uin
 	int phase = json_is_string(ph) ? phase_of(json_string_value(ph)) : -1;
 
 	if (phase < 0) {
-		callset__note(cs, ts, "control record %llu: mark without a phase begin or end: "
-				      "skipped", (unsigned long long)record);
+		callset__note(cs, ts,
+			      "control record %llu: mark without a phase begin or end: "
+			      "skipped",
+			      (unsigned long long)record);
 		return 0;
 	}
 	if (json_is_integer(id)) {
@@ -137,7 +139,8 @@ static int add_mark(struct markset *ms, struct callset *cs, const json_t *o, uin
 		return 0;
 	}
 	return push(ms, ts, record, phase, json_string_value(id), json_string_length(id),
-		    json_is_string(tool) ? json_string_value(tool) : NULL, json_string_length(tool));
+		    json_is_string(tool) ? json_string_value(tool) : NULL,
+		    json_string_length(tool));
 }
 
 static int add_scope(struct markset *ms, struct callset *cs, const json_t *o, uint64_t ts,
@@ -146,10 +149,11 @@ static int add_scope(struct markset *ms, struct callset *cs, const json_t *o, ui
 	const json_t *pg = json_object_get(o, "pgid"), *gen = json_object_get(o, "generation");
 	struct mark_scope *v;
 
-	if (!json_is_integer(pg) || json_integer_value(pg) <= 0 ||
-	    (gen && !json_is_integer(gen))) {
-		callset__note(cs, ts, "control record %llu: scope without a positive integer pgid: "
-				      "skipped", (unsigned long long)record);
+	if (!json_is_integer(pg) || json_integer_value(pg) <= 0 || (gen && !json_is_integer(gen))) {
+		callset__note(cs, ts,
+			      "control record %llu: scope without a positive integer pgid: "
+			      "skipped",
+			      (unsigned long long)record);
 		return 0;
 	}
 	v = realloc(ms->scopes, (ms->n_scopes + 1) * sizeof(*v));
@@ -169,8 +173,10 @@ static int add_raw(struct markset *ms, struct callset *cs, const Mcpt__Mark *m, 
 	int err = 0;
 
 	if (m->flags & 1) {
-		callset__note(cs, m->ts, "control record %llu: line cut at the collector's limit: "
-					 "skipped", (unsigned long long)record);
+		callset__note(cs, m->ts,
+			      "control record %llu: line cut at the collector's limit: "
+			      "skipped",
+			      (unsigned long long)record);
 		return 0;
 	}
 	o = json_loadb((const char *)m->raw.data, m->raw.len, 0, &je);
@@ -244,7 +250,8 @@ static struct call *match(struct callset *cs, const struct mark *b, uint64_t end
 		return best;
 	for (size_t i = 0; (c = callset__at(cs, i)); i++) /* by tool, inside the marked span */
 		if (c->dir == CHAN_IN && !c->marked && c->tool && !strcmp(c->tool, b->tool) &&
-		    c->begin_ts >= lo && (end == CALL_OPEN || c->begin_ts <= end + MARK_TOLERANCE_NS))
+		    c->begin_ts >= lo &&
+		    (end == CALL_OPEN || c->begin_ts <= end + MARK_TOLERANCE_NS))
 			return c;
 	return NULL;
 }
@@ -261,8 +268,8 @@ static void check(struct callset *cs, struct call *c)
 	callset__note(cs, c->begin_ts,
 		      "call %zu (id %s%s%s): its window disagrees with its marks (call_id %s): %s "
 		      "(forged or misplaced mark)",
-		      c->index, c->id ? c->id : "?", c->tool ? ", tool " : "", c->tool ? c->tool : "",
-		      c->mark_call_id,
+		      c->index, c->id ? c->id : "?", c->tool ? ", tool " : "",
+		      c->tool ? c->tool : "", c->mark_call_id,
 		      early ? "the request was read before the begin mark"
 			    : "the response was written after the end mark");
 }
@@ -292,11 +299,12 @@ static int apply_pair(struct callset *cs, const struct mark *b, uint64_t end, bo
 		return mark_only_call(cs, b, end);
 	c = match(cs, b, end);
 	if (!c) {
-		callset__note(cs, b->ts,
-			      "control record %llu: mark call_id %s%s%s names no request seen on the "
-			      "channel",
-			      (unsigned long long)b->record, b->call_id, b->tool ? ", tool " : "",
-			      b->tool ? b->tool : "");
+		callset__note(
+			cs, b->ts,
+			"control record %llu: mark call_id %s%s%s names no request seen on the "
+			"channel",
+			(unsigned long long)b->record, b->call_id, b->tool ? ", tool " : "",
+			b->tool ? b->tool : "");
 		return 0;
 	}
 	c->marked = true;
@@ -333,8 +341,9 @@ int markset__resolve(struct markset *ms, struct callset *cs, bool channel_captur
 			continue;
 		end = find_end(ms, i);
 		if (end == CALL_OPEN)
-			callset__note(cs, ms->v[i].ts, "control record %llu: begin mark of call_id %s "
-						       "has no end mark",
+			callset__note(cs, ms->v[i].ts,
+				      "control record %llu: begin mark of call_id %s "
+				      "has no end mark",
 				      (unsigned long long)ms->v[i].record, ms->v[i].call_id);
 		err = apply_pair(cs, &ms->v[i], end, channel_captured);
 	}

@@ -54,7 +54,7 @@ struct pb_proc {
 	uint64_t exit_ts;
 	bool is_target;
 	enum bind_kind bind;
-	size_t call;	  /* LINEAGE, EVIDENCE: 1-based */
+	size_t call;	     /* LINEAGE, EVIDENCE: 1-based */
 	const char *matched; /* EVIDENCE: the argument that named it (owned by the call) */
 	size_t cand[BIND_CANDIDATES_MAX]; /* AMBIGUOUS */
 	size_t n_cand;

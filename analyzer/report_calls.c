@@ -43,8 +43,9 @@ static bool is_child(const struct pb_proc *c, const struct pb_proc *p)
 
 static const char *bind_name(const struct pb_proc *p)
 {
-	return p->bind == BIND_LINEAGE ? "lineage" : p->bind == BIND_EVIDENCE ? "evidence"
-									       : "ambiguous";
+	return p->bind == BIND_LINEAGE	  ? "lineage"
+	       : p->bind == BIND_EVIDENCE ? "evidence"
+					  : "ambiguous";
 }
 
 /* --- text ------------------------------------------------------------------------------------ */
@@ -74,8 +75,7 @@ static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 	strbuf_putc(sb, '\n');
 }
 
-static void text_tree(struct strbuf *sb, const struct pb_proc **v, size_t n, size_t at,
-		      int depth)
+static void text_tree(struct strbuf *sb, const struct pb_proc **v, size_t n, size_t at, int depth)
 {
 	text_proc(sb, v[at], depth);
 	for (size_t i = at + 1; i < n && depth < 32; i++)
@@ -154,8 +154,9 @@ static void text_window(struct strbuf *sb, const struct call *c)
 		return;
 	}
 	trace_ts(e, sizeof(e), c->end_ts);
-	strbuf_printf(sb, "  window: %s -> %s (%.3f ms, ended by %s), request at stream offset "
-			  "%llu, record %llu\n",
+	strbuf_printf(sb,
+		      "  window: %s -> %s (%.3f ms, ended by %s), request at stream offset "
+		      "%llu, record %llu\n",
 		      b, e, (double)(c->end_ts - c->begin_ts) / 1e6, how[c->end_how],
 		      (unsigned long long)c->offset, (unsigned long long)c->begin_record);
 }
@@ -179,7 +180,8 @@ static void text_call(struct strbuf *sb, const struct calls_view *v, const struc
 		strbuf_puts(sb, "  cancelled by the client (notifications/cancelled)\n");
 	text_window(sb, c);
 	if (c->marked)
-		strbuf_printf(sb, "  marks: call_id %s%s\n", c->mark_call_id ? c->mark_call_id : "?",
+		strbuf_printf(sb, "  marks: call_id %s%s\n",
+			      c->mark_call_id ? c->mark_call_id : "?",
 			      c->mark_disagrees ? ", DISAGREES with the channel (forged or "
 						  "misplaced mark)"
 						: "");
@@ -201,7 +203,8 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 	char msg[REPLAY_MESSAGE_MAX];
 
 	strbuf_printf(sb, "verification: %s",
-		      v->verified ? mcpt_verdict_name(v->rep->verdict) : "NOT VERIFIED (--no-verify)");
+		      v->verified ? mcpt_verdict_name(v->rep->verdict)
+				  : "NOT VERIFIED (--no-verify)");
 	if (v->rep->message[0])
 		strbuf_printf(sb, ": %s", replay_message(v->rep, msg));
 	strbuf_puts(sb, "\ntrace: ");
@@ -212,7 +215,8 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 		      s->per_request_meta ? " (version in _meta of requests)" : "",
 		      s->discover_seen ? " (server/discover)" : "");
 	if (!callmodel__channel_captured(v->cm))
-		strbuf_puts(sb, "channel: not captured (--stdio off): calls come from marks only\n");
+		strbuf_puts(sb,
+			    "channel: not captured (--stdio off): calls come from marks only\n");
 	strbuf_printf(sb, "calls: %zu; events: %llu; channel notes: %llu\n\n",
 		      callset__count(callmodel__calls(v->cm)), (unsigned long long)v->events,
 		      (unsigned long long)callset__notes_total(callmodel__calls(v->cm)));
@@ -241,8 +245,9 @@ int report_calls_text(FILE *out, const struct calls_view *v)
 	for (size_t i = 0; (n = callset__note_at(cs, i)); i++)
 		strbuf_printf(&sb, "  %s\n", n->text);
 	if (callset__notes_total(cs) > callset__n_notes(cs))
-		strbuf_printf(&sb, "  ... and %llu more\n",
-			      (unsigned long long)(callset__notes_total(cs) - callset__n_notes(cs)));
+		strbuf_printf(
+			&sb, "  ... and %llu more\n",
+			(unsigned long long)(callset__notes_total(cs) - callset__n_notes(cs)));
 	err = strbuf_error(&sb);
 	if (!err && fwrite(sb.buf, 1, sb.len, out) != sb.len)
 		err = -EIO;
@@ -300,8 +305,8 @@ static json_t *effects_json(const struct callsum_sink *k)
 
 		for (int r = 0; rules && r < ATTR_RULES; r++)
 			if (e->rules & (1u << r))
-				json_array_append_new(rules,
-						      json_string(attr_rule_name((enum attr_rule)r)));
+				json_array_append_new(
+					rules, json_string(attr_rule_name((enum attr_rule)r)));
 		x = json_pack("{s:s,s:o,s:o,s:I,s:o}", "effect", e->text, "count",
 			      json_u64(e->count), "first_record", json_u64(e->first_record),
 			      "first_pid", (json_int_t)e->first_pid, "rules", rules);
@@ -326,9 +331,10 @@ static json_t *calls_json(const struct calls_view *v)
 
 	for (size_t i = 1; a && (c = callset__get(cs, i)); i++) {
 		o = callinfo_call_json(c);
-		if (!o || (c->dir == CHAN_IN &&
-			   (json_put(o, "processes", procs_json(v, c->index)) ||
-			    json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) ||
+		if (!o ||
+		    (c->dir == CHAN_IN &&
+		     (json_put(o, "processes", procs_json(v, c->index)) ||
+		      json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) ||
 		    json_array_append_new(a, o)) {
 			json_decref(a);
 			return NULL;
@@ -354,11 +360,12 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 	json_t *doc = json_object();
 	int err = doc ? 0 : -ENOMEM;
 
-	err = err ?: json_put(doc, "trace",
-			      json_pack("{s:o,s:s,s:b}", "id", json_null(), "verdict",
-					v->verified ? mcpt_verdict_name(v->rep->verdict)
-						    : "NOT VERIFIED (--no-verify)",
-					"signatures_checked", v->verified));
+	err = err
+		      ?: json_put(doc, "trace",
+				  json_pack("{s:o,s:s,s:b}", "id", json_null(), "verdict",
+					    v->verified ? mcpt_verdict_name(v->rep->verdict)
+							: "NOT VERIFIED (--no-verify)",
+					    "signatures_checked", v->verified));
 	if (!err && v->hdr) {
 		struct strbuf sb = STRBUF_INIT;
 
@@ -369,14 +376,20 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 	}
 	err = err ?: json_put(doc, "session", session_json(v));
 	err = err ?: json_put(doc, "events", json_u64(v->events));
-	err = err ?: json_put(doc, "startup", effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
+	err = err
+		      ?: json_put(doc, "startup",
+				  effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
 	err = err ?: json_put(doc, "calls", calls_json(v));
-	err = err ?: json_put(doc, "ambient", effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
-	err = err ?: json_put(doc, "shutdown",
-			      effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
+	err = err
+		      ?: json_put(doc, "ambient",
+				  effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
+	err = err
+		      ?: json_put(doc, "shutdown",
+				  effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
 	err = err ?: json_put(doc, "channel_notes", callinfo_notes_json(callmodel__calls(v->cm)));
-	err = err ?: json_put(doc, "channel_notes_total",
-			      json_u64(callset__notes_total(callmodel__calls(v->cm))));
+	err = err
+		      ?: json_put(doc, "channel_notes_total",
+				  json_u64(callset__notes_total(callmodel__calls(v->cm))));
 	if (!err && (json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
 		err = -EIO;
 	json_decref(doc);

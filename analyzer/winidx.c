@@ -44,7 +44,7 @@ struct winidx *winidx__new(const struct win *w, size_t n)
 		wi->maxend[wi->size + i] = wi->w[i].end;
 	for (size_t i = wi->size; i-- > 1;)
 		wi->maxend[i] = wi->maxend[2 * i] > wi->maxend[2 * i + 1] ? wi->maxend[2 * i]
-									    : wi->maxend[2 * i + 1];
+									  : wi->maxend[2 * i + 1];
 	return wi;
 fail:
 	winidx__free(wi);

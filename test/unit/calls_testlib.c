@@ -126,8 +126,8 @@ void t_fork(struct callmodel *cm, uint32_t pid, uint32_t child, uint64_t ts, boo
 	feed(cm, &e, NULL);
 }
 
-void t_exec(struct callmodel *cm, uint32_t pid, const char *path, const char *argv,
-	    size_t argv_len, uint64_t ts)
+void t_exec(struct callmodel *cm, uint32_t pid, const char *path, const char *argv, size_t argv_len,
+	    uint64_t ts)
 {
 	Mcpt__Event e = MCPT__EVENT__INIT;
 

@@ -29,8 +29,8 @@ void t_reset_offsets(void);
 /* Events: fork (process), exec, exit, open, connect; pass 1 (model) when attribute is NULL,
  * else pass 2 into *attribute. */
 void t_fork(struct callmodel *cm, uint32_t pid, uint32_t child, uint64_t ts, bool thread);
-void t_exec(struct callmodel *cm, uint32_t pid, const char *path, const char *argv,
-	    size_t argv_len, uint64_t ts);
+void t_exec(struct callmodel *cm, uint32_t pid, const char *path, const char *argv, size_t argv_len,
+	    uint64_t ts);
 void t_exit(struct callmodel *cm, uint32_t pid, uint64_t ts);
 void t_open(struct callmodel *cm, uint32_t pid, uint32_t tid, const char *path, uint64_t ts,
 	    struct attribution *a);

@@ -14,8 +14,7 @@
 
 #define MS 1000000ull
 
-static void request(struct callmodel *cm, int id, const char *tool, const char *args,
-		    uint64_t ts)
+static void request(struct callmodel *cm, int id, const char *tool, const char *args, uint64_t ts)
 {
 	char buf[512];
 
@@ -43,7 +42,7 @@ START_TEST(lineage_window_buckets)
 	request(cm, 1, "run", "{\"command\":\"sleep 1 &\"}", 10 * MS);
 	t_fork(cm, T_SERVER, 200, 12 * MS, false);
 	t_exec(cm, 200, "/bin/sh", "sh\0-c\0sleep 1 &", 16, 13 * MS);
-	t_fork(cm, 200, 201, 14 * MS, false); /* the daemon */
+	t_fork(cm, 200, 201, 14 * MS, false);	       /* the daemon */
 	t_fork(cm, T_SERVER, T_SERVER, 15 * MS, true); /* a thread of the server */
 	response(cm, 1, 20 * MS);
 	request(cm, 2, "echo", "{\"text\":\"hi\"}", 30 * MS);
@@ -159,7 +158,8 @@ START_TEST(marks_match_and_widen)
 	const struct call *c;
 
 	t_mark(cm, "{\"op\":\"scope\",\"pgid\":1234,\"generation\":1}", 1 * MS);
-	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"begin\",\"call_id\":\"1\",\"tool\":\"run\"}", 9 * MS);
+	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"begin\",\"call_id\":\"1\",\"tool\":\"run\"}",
+	       9 * MS);
 	request(cm, 1, "run", "{}", 10 * MS);
 	response(cm, 1, 20 * MS);
 	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"end\",\"call_id\":\"1\"}", 25 * MS);
@@ -216,7 +216,8 @@ START_TEST(marks_without_channel)
 	struct attribution a;
 	const struct call *c;
 
-	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"begin\",\"call_id\":\"a\",\"tool\":\"fetch\"}", 10 * MS);
+	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"begin\",\"call_id\":\"a\",\"tool\":\"fetch\"}",
+	       10 * MS);
 	t_fork(cm, T_SERVER, 400, 11 * MS, false);
 	t_mark(cm, "{\"op\":\"mark\",\"phase\":\"end\",\"call_id\":\"a\"}", 20 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
@@ -241,8 +242,10 @@ START_TEST(cancelled_window)
 	struct attribution a;
 
 	request(cm, 1, "slow", "{}", 10 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-			    "\"params\":{\"requestId\":1}}\n", 20 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	       "\"params\":{\"requestId\":1}}\n",
+	       20 * MS);
 	request(cm, 2, "other", "{}", 500 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	t_open(cm, T_SERVER, T_SERVER, "/a", 110 * MS, &a); /* within the grace */

@@ -90,8 +90,8 @@ START_TEST(out_of_order_duplicates_overlaps)
 
 	t_frame(cm, CHAN_IN, 40, REQ1 + 40, n - 40, 3 * MS, 1); /* the tail first */
 	t_frame(cm, CHAN_IN, 0, REQ1, 30, 1 * MS, 0);
-	t_frame(cm, CHAN_IN, 0, REQ1, 30, 1 * MS, 0);		/* a duplicate */
-	t_frame(cm, CHAN_IN, 20, REQ1 + 20, 25, 2 * MS, 0);	/* overlaps both sides */
+	t_frame(cm, CHAN_IN, 0, REQ1, 30, 1 * MS, 0);	    /* a duplicate */
+	t_frame(cm, CHAN_IN, 20, REQ1 + 20, 25, 2 * MS, 0); /* overlaps both sides */
 	t_frame(cm, CHAN_OUT, 0, RESP1, strlen(RESP1), 9 * MS, 0);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	ck_assert_uint_eq(n_calls(cm), 1);
@@ -110,11 +110,14 @@ START_TEST(big_response_id_last)
 	int k;
 
 	ck_assert_ptr_nonnull(resp);
-	k = sprintf(resp, "{\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
+	k = sprintf(resp,
+		    "{\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"");
 	memset(resp + k, 'x', big);
 	sprintf(resp + k + big, "\"}]},\"id\":\"req-7\"}\n");
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":\"req-7\",\"method\":\"resources/read\","
-			    "\"params\":{\"uri\":\"file:///work/big\"}}\n", 1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":\"req-7\",\"method\":\"resources/read\","
+	       "\"params\":{\"uri\":\"file:///work/big\"}}\n",
+	       1 * MS);
 	for (size_t len = strlen(resp), i = 0; off < len; i++) { /* 16 KiB chunks, as captured */
 		size_t n = len - off < 16384 ? len - off : 16384;
 
@@ -156,8 +159,10 @@ START_TEST(batch)
 	uint64_t off;
 
 	t_send(cm, CHAN_IN,
-	       "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\"}},"
-	       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"b\"}},"
+	       "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+	       "call\",\"params\":{\"name\":\"a\"}},"
+	       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+	       "call\",\"params\":{\"name\":\"b\"}},"
 	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}]\n",
 	       1 * MS);
 	t_send(cm, CHAN_OUT,
@@ -210,8 +215,10 @@ START_TEST(server_requests)
 {
 	struct callmodel *cm = t_model(0, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/call\","
-			    "\"params\":{\"name\":\"x\"}}\n", 1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"tools/call\","
+	       "\"params\":{\"name\":\"x\"}}\n",
+	       1 * MS);
 	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"roots/list\"}\n", 2 * MS);
 	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"roots\":[]}}\n", 3 * MS);
 	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n", 4 * MS);
@@ -231,17 +238,27 @@ START_TEST(cancellation)
 {
 	struct callmodel *cm = t_model(200 * MS, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
-			    "\"params\":{\"name\":\"slow\"}}\n", 1 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
-			    "\"params\":{\"name\":\"slow\"}}\n", 2 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-			    "\"params\":{\"requestId\":5,\"reason\":\"user\"}}\n", 10 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-			    "\"params\":{\"requestId\":6}}\n", 20 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+	       "\"params\":{\"name\":\"slow\"}}\n",
+	       1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
+	       "\"params\":{\"name\":\"slow\"}}\n",
+	       2 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	       "\"params\":{\"requestId\":5,\"reason\":\"user\"}}\n",
+	       10 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	       "\"params\":{\"requestId\":6}}\n",
+	       20 * MS);
 	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n", 25 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
-			    "\"params\":{\"requestId\":42}}\n", 30 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+	       "\"params\":{\"requestId\":42}}\n",
+	       30 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	/* never answered: cancellation + grace */
 	ck_assert(call(cm, 1)->cancelled);
@@ -260,42 +277,67 @@ START_TEST(tasks)
 {
 	struct callmodel *cm = t_model(0, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"batch\",\"task\":{\"ttl\":60000}}}\n", 1 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":"
-			     "\"t-1\",\"status\":\"working\"}}}\n", 2 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"batch\",\"task\":{}}}\n", 3 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{\"taskId\":"
-			     "\"t-2\",\"status\":\"working\"}}}\n", 4 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\","
-			     "\"params\":{\"taskId\":\"t-1\",\"status\":\"input_required\"}}\n",
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"batch\",\"task\":{\"ttl\":60000}}}\n",
+	       1 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":"
+	       "\"t-1\",\"status\":\"working\"}}}\n",
+	       2 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"batch\",\"task\":{}}}\n",
+	       3 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{\"taskId\":"
+	       "\"t-2\",\"status\":\"working\"}}}\n",
+	       4 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\","
+	       "\"params\":{\"taskId\":\"t-1\",\"status\":\"input_required\"}}\n",
 	       5 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\","
-			     "\"params\":{\"taskId\":\"t-1\",\"status\":\"completed\"}}\n", 50 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\","
-			    "\"params\":{\"taskId\":\"t-2\"}}\n", 60 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"taskId\":\"t-2\","
-			     "\"status\":\"failed\"}}\n", 70 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"batch\",\"task\":{}}}\n", 80 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"task\":{\"taskId\":"
-			     "\"t-4\",\"status\":\"working\"}}}\n", 81 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tasks/result\","
-			    "\"params\":{\"taskId\":\"t-4\"}}\n", 82 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/status\","
+	       "\"params\":{\"taskId\":\"t-1\",\"status\":\"completed\"}}\n",
+	       50 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\","
+	       "\"params\":{\"taskId\":\"t-2\"}}\n",
+	       60 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"taskId\":\"t-2\","
+	       "\"status\":\"failed\"}}\n",
+	       70 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"batch\",\"task\":{}}}\n",
+	       80 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"task\":{\"taskId\":"
+	       "\"t-4\",\"status\":\"working\"}}}\n",
+	       81 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tasks/result\","
+	       "\"params\":{\"taskId\":\"t-4\"}}\n",
+	       82 * MS);
 	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[]}}\n",
 	       90 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"batch\",\"task\":{}}}\n", 100 * MS);
-	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"task\":{\"taskId\":"
-			     "\"t-6\",\"status\":\"working\"}}}\n", 101 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"batch\",\"task\":{}}}\n",
+	       100 * MS);
+	t_send(cm, CHAN_OUT,
+	       "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"task\":{\"taskId\":"
+	       "\"t-6\",\"status\":\"working\"}}}\n",
+	       101 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	ck_assert_uint_eq(call(cm, 1)->end_ts, 50 * MS); /* notifications/tasks/status */
 	ck_assert_int_eq(call(cm, 1)->end_how, END_TASK);
 	ck_assert_str_eq(call(cm, 1)->task_status, "completed");
-	ck_assert_uint_eq(call(cm, 2)->end_ts, 70 * MS); /* tasks/get said failed */
-	ck_assert_uint_eq(call(cm, 3)->end_ts, 70 * MS); /* tasks/get itself */
-	ck_assert_uint_eq(call(cm, 4)->end_ts, 90 * MS); /* tasks/result answered */
+	ck_assert_uint_eq(call(cm, 2)->end_ts, 70 * MS);   /* tasks/get said failed */
+	ck_assert_uint_eq(call(cm, 3)->end_ts, 70 * MS);   /* tasks/get itself */
+	ck_assert_uint_eq(call(cm, 4)->end_ts, 90 * MS);   /* tasks/result answered */
 	ck_assert_uint_eq(call(cm, 6)->end_ts, CALL_OPEN); /* never finished */
 	ck_assert_uint_eq(call(cm, 6)->incomplete, CI_TASK_OPEN);
 	callmodel__free(cm);
@@ -307,8 +349,10 @@ START_TEST(eras)
 	struct callmodel *cm = t_model(0, 0, true);
 	const struct call_session *s;
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
-			    "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}\n", 1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+	       "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{}}}\n",
+	       1 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	s = callset__session(callmodel__calls(cm));
 	ck_assert(s->initialize_seen);
@@ -316,12 +360,16 @@ START_TEST(eras)
 	callmodel__free(cm);
 
 	cm = t_model(0, 0, true);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":"
-			    "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-			    "\"2026-07-28\"}}}\n", 1 * MS);
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"x\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-			    "\"2026-07-28\"}}}\n", 2 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":"
+	       "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	       "\"2026-07-28\"}}}\n",
+	       1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"x\",\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	       "\"2026-07-28\"}}}\n",
+	       2 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	s = callset__session(callmodel__calls(cm));
 	ck_assert(!s->initialize_seen);
@@ -338,7 +386,8 @@ END_TEST
 START_TEST(gap_inside_a_request)
 {
 	struct callmodel *cm = t_model(0, 0, true);
-	const char *head = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"na";
+	const char *head =
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"na";
 
 	t_frame(cm, CHAN_IN, 0, head, strlen(head), 1 * MS, 0);
 	t_gap(cm, CHAN_IN, strlen(head), 5000, 1 * MS);
@@ -403,8 +452,9 @@ START_TEST(invalid_utf8)
 {
 	struct callmodel *cm = t_model(0, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
-			    "{\"name\":\"w\",\"arguments\":{\"path\":\"/work/\xff\xfe.txt\"}}}\n",
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+	       "{\"name\":\"w\",\"arguments\":{\"path\":\"/work/\xff\xfe.txt\"}}}\n",
 	       1 * MS);
 	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n", 2 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
@@ -435,9 +485,10 @@ START_TEST(overlong_line)
 	ck_assert_uint_eq(call(cm, 1)->incomplete, CI_RESPONSE_DAMAGED);
 	ck_assert_str_eq(call(cm, 2)->method, "roots/list"); /* in sync after it */
 	ck_assert_uint_eq(strlen(resp), 3046);
-	ck_assert_str_eq(t_note(cm, "limit"), "stdout offset 0: message of 3045 bytes is longer "
-					      "than the limit of 1024 bytes: only its id and method "
-					      "are used");
+	ck_assert_str_eq(t_note(cm, "limit"),
+			 "stdout offset 0: message of 3045 bytes is longer "
+			 "than the limit of 1024 bytes: only its id and method "
+			 "are used");
 	callmodel__free(cm);
 }
 END_TEST
@@ -446,8 +497,8 @@ START_TEST(unbalanced_json)
 {
 	struct callmodel *cm = t_model(0, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"x\":[1,2}}\n",
-	       1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"x\":[1,2}}\n", 1 * MS);
 	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"a\"\n", 2 * MS);
 	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}\n", 3 * MS);
 	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"b\",}\n", 4 * MS);
@@ -471,8 +522,8 @@ START_TEST(not_jsonrpc)
 {
 	struct callmodel *cm = t_model(0, 0, true);
 
-	t_send(cm, CHAN_IN, "{\"hello\":1}\n42\n{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"a\"}\n",
-	       1 * MS);
+	t_send(cm, CHAN_IN,
+	       "{\"hello\":1}\n42\n{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"a\"}\n", 1 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
 	ck_assert_uint_eq(n_calls(cm), 0);
 	ck_assert_ptr_nonnull(t_note(cm, "stdin offset 0: an object that is not a JSON-RPC"));
@@ -489,11 +540,27 @@ END_TEST
 START_TEST(random_frames)
 {
 	static const char *const bits[] = {
-		"{\"jsonrpc\":\"2.0\",\"id\":", "1", "\"a\"", ",\"method\":\"tools/call\"",
-		",\"params\":{\"name\":\"x\",\"arguments\":{\"p\":\"/w\"}}", "}", "]", "[",
-		"\n", ",\"result\":{\"task\":{\"taskId\":\"t\"}}", "\xff\xfe", "\\", "\"",
-		",\"error\":{\"code\":-1}", "notifications/cancelled", "{\"requestId\":1}",
-		"  ", "null", "0", "{", ":"};
+		"{\"jsonrpc\":\"2.0\",\"id\":",
+		"1",
+		"\"a\"",
+		",\"method\":\"tools/call\"",
+		",\"params\":{\"name\":\"x\",\"arguments\":{\"p\":\"/w\"}}",
+		"}",
+		"]",
+		"[",
+		"\n",
+		",\"result\":{\"task\":{\"taskId\":\"t\"}}",
+		"\xff\xfe",
+		"\\",
+		"\"",
+		",\"error\":{\"code\":-1}",
+		"notifications/cancelled",
+		"{\"requestId\":1}",
+		"  ",
+		"null",
+		"0",
+		"{",
+		":"};
 	uint64_t x = 0x9e3779b97f4a7c15ull, off[2] = {0, 0};
 	struct callmodel *cm = t_model(5 * MS, 512, true);
 	char buf[2048];
@@ -506,14 +573,16 @@ START_TEST(random_frames)
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		dir = (int)(x & 1);
 		for (k = 0; k < 1 + (x >> 8) % 12 && n < sizeof(buf) - 200; k++) {
-			const char *b = bits[(x >> (k * 3 + 12)) % (sizeof(bits) / sizeof(bits[0]))];
+			const char *b =
+				bits[(x >> (k * 3 + 12)) % (sizeof(bits) / sizeof(bits[0]))];
 
 			memcpy(buf + n, b, strlen(b));
 			n += strlen(b);
 		}
 		switch ((x >> 40) % 8) {
 		case 0: /* a gap */
-			t_gap(cm, (enum chan_dir)dir, off[dir], 1 + (x >> 20) % 300, (uint64_t)i * MS);
+			t_gap(cm, (enum chan_dir)dir, off[dir], 1 + (x >> 20) % 300,
+			      (uint64_t)i * MS);
 			off[dir] += 1 + (x >> 20) % 300;
 			break;
 		case 1: /* from the past: a duplicate or an overlap */

@@ -91,8 +91,7 @@ static void make(void)
 	send(1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
 		"\"fetch_url\",\"arguments\":{\"url\":\"http://169.254.169.254/latest\"}}}\n");
 	synth_fork(&S, SYNTH_PID, SYNTH_PSTART, 101, 1010);
-	synth_exec(&S, 101, 1010, "/bin/sh", "/bin/sh\0-c\0curl http://169.254.169.254/latest",
-		   46);
+	synth_exec(&S, 101, 1010, "/bin/sh", "/bin/sh\0-c\0curl http://169.254.169.254/latest", 46);
 	synth_connect(&S, 101, 1010, sa_metadata, 16, 0, 0);
 	send(0, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[],\"isError\":false}}\n");
 	synth_open(&S, SYNTH_PID, SYNTH_PSTART, "/etc/hosts", NULL, 0, 3);
@@ -190,7 +189,8 @@ START_TEST(analyze_names_the_call)
 	result_free(&r);
 	r = run(NULL, do_analyze, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_ptr_nonnull(strstr(r.out, "[critical] net.cloud-metadata: "));
-	ck_assert_ptr_nonnull(strstr(r.out, "  call: call 2 tools/call fetch_url (id 2) by lineage\n"));
+	ck_assert_ptr_nonnull(
+		strstr(r.out, "  call: call 2 tools/call fetch_url (id 2) by lineage\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "calls: 3, 0 incomplete; channel notes: 1\n"));
 	result_free(&r);
 }
@@ -240,7 +240,8 @@ START_TEST(usage_errors)
 	make();
 	r = run(NULL, do_calls, "calls", NULL);
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.err, "mcpwitness: calls: missing TRACE; see 'mcpwitness calls --help'\n");
+	ck_assert_str_eq(r.err,
+			 "mcpwitness: calls: missing TRACE; see 'mcpwitness calls --help'\n");
 	result_free(&r);
 	r = run(NULL, do_calls, "calls", S.path, "--cancel-grace", "soon", NULL);
 	ck_assert_int_eq(r.code, 2);
