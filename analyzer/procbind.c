@@ -219,10 +219,10 @@ static void bind_at(struct pb_proc *p, const struct winidx *wi, uint64_t ts)
 		p->bind = BIND_LINEAGE;
 		p->call = p->cand[0];
 		p->n_cand = 0;
-	} else if (n > 1) {
+	} else if (n > 1 && n <= BIND_CANDIDATES_MAX) {
 		p->bind = BIND_AMBIGUOUS;
-		p->n_cand = n < BIND_CANDIDATES_MAX ? n : BIND_CANDIDATES_MAX;
-	}
+		p->n_cand = n;
+	} /* more candidates than kept: the server's, each event decides at its own time */
 }
 
 static void bind_one(struct procbind *pb, struct pb_proc *p, const struct callset *cs,
