@@ -118,7 +118,8 @@ class Listener:
 
 
 def collect_cmd(trace, keys, command, user="nobody", extra=()):
-    cmd = [COLLECT, "-o", trace, "-k", keys.secret]
+    """The collector's command line; trace None = the output is given in extra."""
+    cmd = [COLLECT, "-k", keys.secret] + (["-o", trace] if trace else [])
     if user:
         cmd += ["--user", user]
     return cmd + list(extra) + ["--"] + list(command)
@@ -163,15 +164,38 @@ def leftover_programs(prefix="handle_"):
     r = run(["bpftool", "prog", "show", "--json"])
     if r.returncode != 0:
         return []
+    progs = [p for p in json.loads(r.stdout or "[]") if p.get("name", "").startswith(prefix)]
+    holders = None
+    if progs and not any("pids" in p for p in progs):
+        holders = _prog_holders()  # a bpftool built without its pid iterator lists no owners
     me = os.getpid()
     left = []
-    for p in json.loads(r.stdout or "[]"):
-        if not p.get("name", "").startswith(prefix):
-            continue
-        owners = [o["pid"] for o in p.get("pids", [])]
+    for p in progs:
+        owners = holders.get(p["id"], []) if holders is not None else \
+            [o["pid"] for o in p.get("pids", [])]
         if not owners or any(_descends_from(pid, me) for pid in owners):
             left.append((p["name"], owners))
     return left
+
+
+def _prog_holders():
+    """prog id -> pids of the processes holding it through a program or link fd, from
+    /proc/PID/fdinfo (what bpftool's pid iterator reports, where bpftool has one)."""
+    holders = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir("/proc/%s/fdinfo" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]), []).append(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
 
 
 def _descends_from(pid, ancestor):
