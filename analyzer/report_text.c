@@ -145,6 +145,18 @@ static void finding_process(struct strbuf *sb, const struct finding *f)
 	strbuf_puts(sb, f->lineage_truncated ? " < ?\n" : " (server)\n");
 }
 
+/* "call: call 17 tools/call fetch_url (id 17) by window" and the call's arguments. */
+static void finding_call(struct strbuf *sb, const struct callset *cs, const struct finding *f)
+{
+	const struct call *c = f->attr.call ? callset__get(cs, f->attr.call) : NULL;
+
+	strbuf_puts(sb, "  call: ");
+	callinfo_attr(sb, cs, &f->attr, f->matched);
+	strbuf_putc(sb, '\n');
+	if (c && c->args)
+		strbuf_printf(sb, "  arguments: %s (digest %s)\n", c->args, c->digest);
+}
+
 static void finding_text(struct strbuf *sb, const struct analysis *a, const struct finding *f)
 {
 	const struct pol_rule *r = f->rule;
@@ -152,11 +164,8 @@ static void finding_text(struct strbuf *sb, const struct analysis *a, const stru
 
 	strbuf_printf(sb, "[%s] %s: %s%s\n", severity_name(r->severity), r->id, f->message,
 		      f->unproven ? " [unproven: after the last verified seal]" : "");
-	if (f->has_attr && a->cm) {
-		strbuf_puts(sb, "  call: ");
-		callinfo_attr(sb, callmodel__calls(a->cm), &f->attr, f->matched);
-		strbuf_putc(sb, '\n');
-	}
+	if (f->has_attr && a->cm)
+		finding_call(sb, callmodel__calls(a->cm), f);
 	strbuf_printf(sb, "  rule: %s (category %s", r->description, r->category);
 	for (size_t i = 0; i < r->n_tags; i++)
 		strbuf_printf(sb, "%s%s", i ? ", " : "; tags ", r->tags[i]);
