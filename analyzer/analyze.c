@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "cmd.h"
 #include "log.h"
+#include "passes.h"
 #include "replay.h"
 
 #ifndef MW_POLICY_DIR
@@ -21,6 +22,8 @@ struct run {
 	struct vars *vars;
 	struct engine *eng;
 	struct replay *rp;
+	struct callmodel *cm;
+	struct pass_digest dg;
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
@@ -74,6 +77,7 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct run *r = ctx;
 	int rc = 0;
 
+	pass_digest_add(&r->dg, rr->rec);
 	if (!rr->msg)
 		return 0;
 	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
@@ -85,9 +89,26 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	return rc;
 }
 
+/* The first read: calls, marks, processes (see attribute.h). */
+static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
+{
+	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
+	int rc;
+
+	r->cm = callmodel__new(&co);
+	if (!r->cm)
+		return -ENOMEM;
+	rc = pass_model(fd, r->cm, d, digest);
+	if (!rc)
+		engine__set_model(r->eng, r->cm);
+	return rc;
+}
+
 static int read_trace(struct run *r)
 {
 	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned};
+	struct pass_digest first;
+	uint8_t d1[32], d2[32];
 	char err[512];
 	int fd, rc;
 
@@ -99,15 +120,24 @@ static int read_trace(struct run *r)
 	r->rp = replay__new(&ro);
 	if (!r->rp)
 		return -ENOMEM;
-	fd = replay_open(r->o->trace, err, sizeof(err));
+	fd = pass_open(r->o->trace, err, sizeof(err));
 	if (fd < 0) {
 		p_err("%s", err);
 		return fd;
 	}
-	rc = replay__run(r->rp, fd, on_record, r);
+	pass_digest_init(&r->dg);
+	rc = read_model(r, fd, &first, d1);
+	rc = rc ?: replay__run(r->rp, fd, on_record, r);
 	if (fd > 0)
 		close(fd);
+	pass_digest_final(&r->dg, d2);
+	if (!rc && pass_changed(&first, d1, &r->dg, d2)) {
+		p_err("failed to analyze %s: the trace changed while it was read", r->o->trace);
+		return -EIO;
+	}
 	rc = rc ?: engine__finish(r->eng);
+	if (!rc)
+		callmodel__finish(r->cm);
 	if (rc)
 		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
 	return rc;
@@ -189,6 +219,7 @@ static int report(struct run *r, FILE *out)
 		.processes = proctree__count(engine__proctree(r->eng)),
 		.malformed = replay__malformed(r->rp),
 		.loss_records = r->loss_records,
+		.cm = r->cm,
 	};
 	int rc;
 
@@ -229,6 +260,7 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 	code = report(&r, out);
 cleanup:
 	engine__free(r.eng);
+	callmodel__free(r.cm);
 	replay__free(r.rp);
 	policy__free(r.pol);
 	vars__free(r.vars);

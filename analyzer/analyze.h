@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "attribute.h"
 #include "engine.h"
 #include "mcpt.h"
 #include "policy.h"
@@ -43,6 +44,7 @@ struct analyze_opts {
 	enum report_format format;
 	int fail_on; /* enum severity, or -1 for never */
 	size_t max_per_rule;
+	uint64_t cancel_grace_ns; /* 0: CANCEL_GRACE_DEFAULT_NS */
 };
 
 /* What a report shows. */
@@ -58,6 +60,7 @@ struct analysis {
 	size_t processes;
 	uint64_t malformed; /* records that did not unpack */
 	uint64_t loss_records;
+	struct callmodel *cm; /* the calls findings name */
 };
 
 /* Runs a whole analysis and writes the report to out. Returns the exit code. */
@@ -69,6 +72,26 @@ int report_json(FILE *out, const struct analysis *a);
 /* One finding as a JSON object (report_finding.c); NULL on ENOMEM. */
 struct json_t;
 struct json_t *report_finding_json(const struct analysis *a, const struct finding *f);
+
+/* A call as reports name it (callinfo.c): "call 17 tools/call fetch_url (id 17)"; and the
+ * attribution of a finding: "call 17 ... by window", "ambiguous: ...", "ambient". */
+struct strbuf;
+void callinfo_name(struct strbuf *sb, const struct call *c);
+void callinfo_attr(struct strbuf *sb, const struct callset *cs, const struct attribution *a,
+		   const char *matched);
+/* {"index", "id", "method", "tool", "arguments_digest", ...} of a call; NULL on ENOMEM. */
+struct json_t *callinfo_ref_json(const struct call *c);
+/* {"rule", "call", "candidates", "bucket", "matched"} of an attribution; NULL on ENOMEM. */
+struct json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a,
+				  const char *matched);
+/* Everything a report says of one call (no events); NULL on ENOMEM. */
+struct json_t *callinfo_call_json(const struct call *c);
+/* The channel notes as an array of strings. */
+struct json_t *callinfo_notes_json(const struct callset *cs);
+/* "ok", "isError", "error -32602", "no response" */
+const char *callinfo_status(const struct call *c, char *buf, size_t len);
+/* "no response, request damaged" (the CI_* reasons), "" when complete. */
+void callinfo_incomplete(struct strbuf *sb, unsigned incomplete);
 
 /* The verdict as reports state it: "VALID_COMPLETE", ..., or "NOT VERIFIED (--no-verify)". */
 const char *analysis_verdict(const struct analysis *a);

@@ -22,6 +22,10 @@ static void usage(FILE *out)
 	      "  --allow-incomplete    accept a trace without FINAL seal or with a torn tail\n"
 	      "  --allow-unsigned      accept a trace whose header declares no signer\n"
 	      "  --max-per-rule N      findings kept per rule (default 1000; all are counted)\n"
+	      "  --cancel-grace MS     how long a cancelled request's window stays open after\n"
+	      "                        notifications/cancelled (default 1000)\n"
+	      "Every finding names the call it belongs to and the rule that attributed it\n"
+	      "(lineage, window, evidence, ambiguous) or its bucket (startup, ambient, shutdown).\n"
 	      "TRACE may be - (standard input). Exit: 0 fine, 1 findings at or above --fail-on,\n"
 	      "2 usage or input error, 3 verification failed or trace incomplete.\n",
 	      out);
@@ -34,6 +38,7 @@ enum {
 	OPT_ALLOW_INCOMPLETE,
 	OPT_ALLOW_UNSIGNED,
 	OPT_MAX_PER_RULE,
+	OPT_CANCEL_GRACE,
 };
 
 static const struct option opts[] = {
@@ -46,6 +51,7 @@ static const struct option opts[] = {
 	{"allow-incomplete", no_argument, NULL, OPT_ALLOW_INCOMPLETE},
 	{"allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED},
 	{"max-per-rule", required_argument, NULL, OPT_MAX_PER_RULE},
+	{"cancel-grace", required_argument, NULL, OPT_CANCEL_GRACE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -101,6 +107,8 @@ static int parse_one(struct analyze_opts *o, int opt, char **argv)
 		if (*end || !*optarg || o->max_per_rule == 0)
 			return cmd_usage_error("analyze", "bad --max-per-rule \"%s\"", optarg);
 		return -1;
+	case OPT_CANCEL_GRACE:
+		return cmd_parse_grace("analyze", optarg, &o->cancel_grace_ns);
 	case 'h':
 		usage(stdout);
 		return MW_EXIT_OK;

@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{"keygen", do_keygen, "keygen -o DIR                  create a signing key pair"},
 	{"verify", do_verify, "verify TRACE [--pubkey F]      check every seal of a trace"},
 	{"dump", do_dump, "dump TRACE [--json]            every record, one a line"},
+	{"calls", do_calls, "calls TRACE [--json]           every request, what it did, and why"},
 	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...   findings of policies on a trace"},
 	{"policy", do_policy, "policy check POLICY...         parse and compile policies"},
 	{"help", do_help, NULL},

@@ -120,6 +120,20 @@ static json_t *stats_json(const struct analysis *a)
 			 "exceptions_hit", json_u64(a->st->exceptions_hit));
 }
 
+static json_t *calls_json(const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const struct call *c;
+	json_t *arr = json_array();
+
+	for (size_t i = 1; arr && cs && (c = callset__get(cs, i)); i++)
+		if (json_array_append_new(arr, callinfo_call_json(c))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 int report_json(FILE *out, const struct analysis *a)
 {
 	json_t *doc = json_object(), *arr = json_array();
@@ -137,6 +151,9 @@ int report_json(FILE *out, const struct analysis *a)
 	err = err ?: json_put(doc, "variables", vars_json(a->vars));
 	err = err ?: json_put(doc, "stats", stats_json(a));
 	err = err ?: json_put(doc, "summary", summary_json(a->fs));
+	err = err ?: json_put(doc, "calls", calls_json(a));
+	err = err ?: json_put(doc, "channel_notes",
+			      a->cm ? callinfo_notes_json(callmodel__calls(a->cm)) : json_array());
 	if (!err) {
 		err = json_put(doc, "findings", arr);
 		arr = NULL;

@@ -6,7 +6,8 @@ here because the kernel or the machine lacks something exits 77 after printing `
 
 Conventions: every process a test starts is ended by its pid (ProcessGuard), every temporary
 file lives under a per-test directory that is removed afterwards, no packet leaves the machine
-(listeners and peers are on 127.0.0.1).
+(listeners and peers are on 127.0.0.1). MW_KEEP=1 keeps the per-test directories (traces,
+keys) for a look afterwards.
 """
 import json
 import os
@@ -227,7 +228,8 @@ class E2ETestCase(unittest.TestCase):
 
     def setUp(self):
         self.work = Workdir()
-        self.addCleanup(self.work.cleanup)
+        if not os.environ.get("MW_KEEP"):
+            self.addCleanup(self.work.cleanup)
 
     def tearDown(self):
         for _ in range(50):  # the kernel frees programs asynchronously after the last fd closes

@@ -15,3 +15,6 @@ add_test(NAME policy.fixtures-check
 	COMMAND mcpwitness policy check ${CMAKE_SOURCE_DIR}/policies/default.yaml
 		${CMAKE_SOURCE_DIR}/test/fixtures/policies/site-example.yaml)
 set_tests_properties(policy.default-check policy.fixtures-check PROPERTIES LABELS unit)
+mw_unit_test(calls SOURCES calls_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(attribute SOURCES calls_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
