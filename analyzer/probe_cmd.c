@@ -291,10 +291,11 @@ static int loop(struct probe *p, int sigfd)
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (fds[1].revents)
-			return 0; /* INT, TERM or HUP */
+		/* input first: a harness writes shutdown and signals TERM at once */
 		if (fds[0].revents && read_stdin(p, &lb))
 			return 0;
+		if (fds[1].revents)
+			return 0; /* INT, TERM or HUP */
 		pthread_mutex_lock(&p->lock);
 		if (p->gen)
 			probe_ack_ends(p->gen, probe_boottime_ns(), false);
