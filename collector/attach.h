@@ -37,6 +37,11 @@ int attach_group_target(pid_t pgid, pid_t *target);
 int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
 		      size_t *n);
 
+/* Run through sudo by a user other than root (SUDO_UID), attaching is allowed only to that
+ * user's processes: a sudoers rule for the collector must not let a user record anyone else's
+ * processes and MCP channel. 0, or -EPERM with one line logged. */
+int attach_check_invoker(pid_t target, uid_t owner);
+
 /* The credentials the target runs with, from /proc/PID/status and the password database. */
 int attach_cred(pid_t pid, struct launch_cred *cred);
 

@@ -195,7 +195,8 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		return privs_check();
+		err = attach_check_invoker(c->opts.attach_pid, c->cred.uid);
+		return err ? err : privs_check();
 	}
 	err = launch_resolve_cred(&c->opts, &c->cred);
 	if (err)
