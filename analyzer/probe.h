@@ -26,7 +26,7 @@
 
 #include "mcpt.h"
 
-#define PROBE_FALLBACK_NS 400000000ull /* an end ack waits at most this past its grace window */
+#define PROBE_FALLBACK_NS 250000000ull /* an end ack waits at most this past its grace window */
 
 struct probe_opts {
 	const char *dir;       /* where the traces go */
