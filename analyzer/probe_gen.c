@@ -156,16 +156,25 @@ static void exec_collector(const struct argv_buf *a, int out_w, int ctl_r)
 	_exit(127);
 }
 
+/* DIR/mcpwitness-probe-PID-gG.mcpt, or .1.mcpt, .2.mcpt... when the same generation is
+ * scoped again after its collector ended (the server exited). Never overwrites. */
 static int open_trace_file(struct probe_gen *g)
 {
-	snprintf(g->path, sizeof(g->path), "%s/mcpwitness-probe-%d-g%lld.mcpt", g->probe->opts.dir,
-		 (int)getpid(), g->generation);
-	g->file_fd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (g->file_fd < 0) {
-		p_err("failed to create trace %s: %s", g->path, strerror(errno));
-		return -errno;
+	for (int i = 0; i < 100; i++) {
+		char suffix[16] = "";
+
+		if (i)
+			snprintf(suffix, sizeof(suffix), ".%d", i);
+		snprintf(g->path, sizeof(g->path), "%s/mcpwitness-probe-%d-g%lld%s.mcpt",
+			 g->probe->opts.dir, (int)getpid(), g->generation, suffix);
+		g->file_fd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (g->file_fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
 	}
-	return 0;
+	p_err("failed to create trace %s: %s", g->path, strerror(errno));
+	return -errno;
 }
 
 static int spawn(struct probe_gen *g)
