@@ -90,7 +90,7 @@ def all_help(programs):
 
 PAGE_PROGRAMS = {
     "mcpwitness.1": [mwtest.ANALYZER, mwtest.COLLECT],
-    "mcpwitness-collect.8": [mwtest.COLLECT],
+    "mcpwitness-collect.8": [mwtest.COLLECT, mwtest.ANALYZER],
     "mcpwitness-policy.5": [mwtest.ANALYZER, mwtest.COLLECT],
     "mcpwitness-trace.5": [mwtest.ANALYZER, mwtest.COLLECT],
 }
