@@ -18,6 +18,7 @@ control lines, and a clean stop on shutdown followed at once by TERM (what the m
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,13 +36,16 @@ WAIT = 20  # seconds for an ack (the collector takes ~2 s to load its programs a
 class Sidecar:
     """The harness's side of the protocol: control lines out, event lines in (a reader thread)."""
 
-    def __init__(self, work, keys, extra=()):
+    def __init__(self, work, keys, extra=(), outdir=None, user=None):
         self.stderr = open(work.join("probe.stderr"), "w")
+        ids = {}
+        if user:
+            ids = {"user": user[0], "group": user[1], "extra_groups": []}
         self.proc = subprocess.Popen(
-            [PROBE, "--backend", "ebpf", "-o", work.path, "-k", keys.secret, "--pubkey",
-             keys.public, "--collector", mwtest.COLLECT] + list(extra),
+            [PROBE, "--backend", "ebpf", "-o", outdir or work.path, "-k", keys.secret,
+             "--pubkey", keys.public, "--collector", mwtest.COLLECT] + list(extra),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
-            bufsize=1, cwd=work.path)
+            bufsize=1, cwd=outdir or work.path, **ids)
         self.lines = queue.Queue()
         self.events = []
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -287,6 +291,40 @@ class Probe(mwtest.E2ETestCase):
         for e in done:
             self.assertEqual(e["verdict"], "VALID_COMPLETE", e)
             self.assertEqual(mwtest.verify(e["trace"], self.keys).returncode, 0)
+
+    def test_through_sudo(self):
+        """Not root, the probe runs the collector through `sudo -n -C 5` with the README's rule
+        (for the user nobody, this build's collector and this test's key)."""
+        if not shutil.which("sudo") or not shutil.which("visudo"):
+            self.fail("sudo is missing: packaging/install-deps.sh installs it")
+        rule = ("Defaults!{c} closefrom_override\n"
+                "nobody ALL=(root) NOPASSWD: {c} -q --pgid * --output-fd 3 --control-fd 4 -k {k}\n"
+                ).format(c=mwtest.COLLECT, k=self.keys.secret)
+        path = "/etc/sudoers.d/mwtest-probe-%d" % os.getpid()
+        tmp = self.work.write("sudoers", rule, mode=0o440)
+        r = mwtest.run(["visudo", "-c", "-f", tmp])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        shutil.copy(tmp, path + ".tmp")
+        os.chmod(path + ".tmp", 0o440)
+        os.rename(path + ".tmp", path)  # sudo ignores names with a dot: in place at once
+        self.addCleanup(os.unlink, path)
+        uid, gid = mwtest.nobody_ids()
+        out = self.work.mkdir("traces", owner=(uid, gid))
+        sc = Sidecar(self.work, self.keys, outdir=out, user=(uid, gid))
+        self.addCleanup(lambda: sc.proc.poll() is None and sc.stop())
+        sc.status("ready")
+        srv = self.serve()
+        sc.send({"op": "scope", "pgid": srv.pgid, "generation": 1})
+        sc.status("scope")
+        srv.handshake()
+        cid, evs = call(sc, srv, "run_command", {"command": "id -un >/dev/null; true"})
+        self.assertIn("sh", [e["comm"] for e in evs if e["type"] == "exec"])
+        self.assertEqual(sc.stop(), 0, self.stderr())
+        srv.close()
+        done = [e for e in sc.events if e.get("message") == "trace"]
+        self.assertEqual([e["verdict"] for e in done], ["VALID_COMPLETE"])
+        self.assertEqual(os.stat(done[0]["trace"]).st_uid, uid)  # the copy is the user's
+        self.assertEqual(mwtest.verify(done[0]["trace"], self.keys).returncode, 0)
 
     def test_control_errors_and_marks_without_scope(self):
         sc = self.start()
