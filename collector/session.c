@@ -156,8 +156,6 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	struct encoded_event enc;
 	int err;
 
-	if (ev->seq > s->max_seq)
-		s->max_seq = ev->seq;
 	if (encode_is_stdio(ev)) {
 		s->records++;
 		err = on_stdio(s, ev, size);
@@ -171,13 +169,20 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	return append(s, MCPT_T_EVENT, &enc.msg.base, ev->ts) ? -EIO : budget_spent(s);
 }
 
-/* Writes a Loss record for every reason whose kernel counter grew since the last call. */
+/* Writes a Loss record for every reason whose kernel counter grew since the last call, with the
+ * range of sequence numbers the lost records had. The range comes from the kernel's sequence
+ * counter, not from the records drained: a record is numbered before it is reserved, so one
+ * lost after the last drain can carry a number above every record received. The counter is
+ * read before the loss counters (start of the next range: a record counted lost later was
+ * numbered after it, unless its program was preempted between the two) and after them (every
+ * record counted lost now was numbered before). */
 static void flush_losses(struct session *s)
 {
-	uint64_t totals[MW_LOSS_REASONS];
+	uint64_t totals[MW_LOSS_REASONS], before, after;
 	uint32_t r;
 
-	if (s->write_err || loader__losses(s->bpf, totals))
+	if (s->write_err || loader__next_seq(s->bpf, &before) || loader__losses(s->bpf, totals) ||
+	    loader__next_seq(s->bpf, &after))
 		return;
 	for (r = 0; r < MW_LOSS_REASONS; r++) {
 		Mcpt__Loss loss = MCPT__LOSS__INIT;
@@ -189,7 +194,7 @@ static void flush_losses(struct session *s)
 		loss.delta = totals[r] - s->loss_seen[r];
 		loss.cumulative = totals[r];
 		loss.first_seq = s->loss_seq;
-		loss.last_seq = s->max_seq;
+		loss.last_seq = after ? after - 1 : 0;
 		if (append(s, MCPT_T_LOSS, &loss.base, 0))
 			return;
 		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
@@ -203,7 +208,7 @@ static void flush_losses(struct session *s)
 			       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
 								    loss.src)->name);
 	}
-	s->loss_seq = s->max_seq;
+	s->loss_seq = before;
 }
 
 int session_init(struct session *s, const struct options *opts)
