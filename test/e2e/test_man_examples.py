@@ -71,9 +71,19 @@ def build_env():
 
 
 def page_options(page):
-    """Every --long-option the page names anywhere."""
+    """Every --long-option the page names: anywhere in its prose, and in its code blocks after
+    the name of one of our programs (what precedes it, e.g. timeout's options, is not ours)."""
+    opts, in_code = set(), False
     with open(os.path.join(MAN_DIR, page + ".scd"), encoding="utf-8") as f:
-        return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", f.read()))
+        for line in f:
+            if line.startswith("```"):
+                in_code = not in_code
+                continue
+            if in_code:
+                m = re.search(r"\bmcpwitness", line)
+                line = line[m.start():] if m else ""
+            opts.update(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", line))
+    return opts
 
 
 def all_help(programs):
