@@ -53,20 +53,20 @@ struct probe_comm {
 struct probe_gen {
 	struct probe *probe;
 	long long pgid, generation;
-	char path[4096];      /* the trace file */
-	pid_t collector;      /* pid of the collector (or of sudo running it) */
-	int ctl_w;	      /* control lines go here (the collector's --control-fd) */
-	int out_r;	      /* the trace comes from here (the collector's --output-fd) */
-	int file_fd;	      /* the copy on disk */
-	int pipe_r, pipe_w;   /* tee -> verifier */
+	char path[4096];    /* the trace file */
+	pid_t collector;    /* pid of the collector (or of sudo running it) */
+	int ctl_w;	    /* control lines go here (the collector's --control-fd) */
+	int out_r;	    /* the trace comes from here (the collector's --output-fd) */
+	int file_fd;	    /* the copy on disk */
+	int pipe_r, pipe_w; /* tee -> verifier */
 	pthread_t tee, reader;
 	bool threads;
-	bool attached;	      /* the header was read: the collector records the group */
-	bool done;	      /* the reader reached the end of the trace */
-	int64_t wall_offset;  /* realtime - event clock, from the header's clock sample */
+	bool attached;	     /* the header was read: the collector records the group */
+	bool done;	     /* the reader reached the end of the trace */
+	int64_t wall_offset; /* realtime - event clock, from the header's clock sample */
 	struct probe_window *win;
 	size_t n_win, cap_win;
-	bool seen_begin;      /* a begin mark of this generation was read */
+	bool seen_begin; /* a begin mark of this generation was read */
 	struct probe_comm comms[1024];
 	size_t n_comms, next_comm;
 	struct mcpt_pubkey *key; /* NULL: structure only */
@@ -74,11 +74,11 @@ struct probe_gen {
 
 struct probe {
 	struct probe_opts opts;
-	pthread_mutex_t lock; /* stdout and every probe_gen's shared fields */
+	pthread_mutex_t lock;  /* stdout and every probe_gen's shared fields */
 	struct probe_gen *gen; /* the current generation, NULL before the first scope */
 	struct mcpt_pubkey key;
 	bool have_key;
-	bool out_failed;      /* stdout is gone: nothing more to say */
+	bool out_failed; /* stdout is gone: nothing more to say */
 };
 
 /* ---- probe_emit.c (all called with probe.lock held) ---- */

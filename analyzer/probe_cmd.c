@@ -35,7 +35,8 @@ static void usage(FILE *out)
 {
 	fputs("usage: mcpwitness probe [--backend ebpf] [-o DIR] [-k KEY] [--pubkey FILE]\n"
 	      "                        [--grace-ms MS] [--collector PATH]\n"
-	      "The mcpfz-probe sidecar protocol on stdin/stdout (MCPFZ_PROBE_BIN=mcpwitness-probe):\n"
+	      "The mcpfz-probe sidecar protocol on stdin/stdout "
+	      "(MCPFZ_PROBE_BIN=mcpwitness-probe):\n"
 	      "each scope {\"op\":\"scope\",\"pgid\":P,\"generation\":G} is recorded by\n"
 	      "mcpwitness-collect --pgid P (through sudo -n when not root) into a signed trace,\n"
 	      "DIR/mcpwitness-probe-PID-gG.mcpt; marks are stored raw in it and acknowledged;\n"
@@ -74,7 +75,8 @@ static int parse_opts(struct probe *p, int argc, char **argv)
 		switch (opt) {
 		case OPT_BACKEND:
 			if (strcmp(optarg, "ebpf"))
-				return cmd_usage_error("probe", "unknown backend \"%s\" (ebpf)", optarg);
+				return cmd_usage_error("probe", "unknown backend \"%s\" (ebpf)",
+						       optarg);
 			break;
 		case 'o':
 			p->opts.dir = optarg;
@@ -90,8 +92,8 @@ static int parse_opts(struct probe *p, int argc, char **argv)
 			errno = 0;
 			ms = strtoul(optarg, &end, 10);
 			if (errno || *end || !*optarg || *optarg == '-' || ms > 60000)
-				return cmd_usage_error("probe", "bad --grace-ms \"%s\" (0 to 60000)",
-						       optarg);
+				return cmd_usage_error(
+					"probe", "bad --grace-ms \"%s\" (0 to 60000)", optarg);
 			p->opts.grace_ns = (uint64_t)ms * 1000000;
 			break;
 		case OPT_COLLECTOR:
@@ -132,8 +134,8 @@ static int prepare(struct probe *p, char *dir)
 
 static void status_with(struct probe *p, const char *msg, const char *key, json_t *value)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s}", "type", "status", "message", msg, "bucket",
-			      "ambient");
+	json_t *o =
+		json_pack("{s:s, s:s, s:s}", "type", "status", "message", msg, "bucket", "ambient");
 
 	if (o)
 		json_object_set_new(o, key, value);
@@ -314,7 +316,8 @@ static int run(struct probe *p)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
-	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) || (sigfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) ||
+	    (sigfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0) {
 		p_err("probe: failed to set up signals: %s", strerror(errno));
 		return MW_EXIT_USAGE;
 	}

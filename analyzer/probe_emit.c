@@ -67,7 +67,8 @@ void probe_emit(struct probe *p, json_t *obj)
 
 void probe_status(struct probe *p, const char *msg, const char *bucket, const char *call_id)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s}", "type", "status", "message", msg, "bucket", bucket);
+	json_t *o =
+		json_pack("{s:s, s:s, s:s}", "type", "status", "message", msg, "bucket", bucket);
 
 	if (o && call_id)
 		json_object_set_new(o, "call_id", json_string(call_id));
@@ -136,7 +137,8 @@ static void ack_before(struct probe_gen *g, uint64_t ts, uint64_t slack)
 	for (size_t i = 0; i < g->n_win; i++) {
 		struct probe_window *w = &g->win[i];
 
-		if (w->end_ts && !w->end_acked && w->end_ts + g->probe->opts.grace_ns + slack < ts) {
+		if (w->end_ts && !w->end_acked &&
+		    w->end_ts + g->probe->opts.grace_ns + slack < ts) {
 			w->end_acked = true;
 			probe_status(g->probe, "end", "call", w->call_id);
 		}
@@ -187,7 +189,8 @@ static json_t *comm_get(struct probe_gen *g, uint32_t pid)
 
 	for (size_t i = 0; i < g->n_comms; i++)
 		if (g->comms[i].pid == pid)
-			return json_bytes((const uint8_t *)g->comms[i].comm, strlen(g->comms[i].comm));
+			return json_bytes((const uint8_t *)g->comms[i].comm,
+					  strlen(g->comms[i].comm));
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -207,8 +210,10 @@ static json_t *event_base(struct probe_gen *g, const char *type, uint64_t ts, ui
 {
 	const struct probe_window *w = window_at(g, ts);
 	json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "type", type, "bucket",
-			      w ? "call" : g->seen_begin ? "ambient" : "startup", "generation",
-			      (json_int_t)g->generation, "ts_ns",
+			      w		      ? "call"
+			      : g->seen_begin ? "ambient"
+					      : "startup",
+			      "generation", (json_int_t)g->generation, "ts_ns",
 			      (json_int_t)((int64_t)ts + g->wall_offset));
 
 	if (!o)
@@ -273,13 +278,16 @@ static json_t *open_line(struct probe_gen *g, const struct ev_view *v)
 static json_t *chmod_line(struct probe_gen *g, const struct ev_view *v)
 {
 	const Mcpt__Event *e = v->raw;
-	size_t i = v->op == MCPT__OP__OP_CHMOD ? 0 : 1; /* chmod(path, mode); the others: fd/dirfd first */
+	size_t i = v->op == MCPT__OP__OP_CHMOD
+			   ? 0
+			   : 1; /* chmod(path, mode); the others: fd/dirfd first */
 	uint64_t mode = i < e->n_args ? (uint64_t)e->args[i] : 0;
 	json_t *o = event_base(g, "chmod", v->ts, v->pid);
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%llo", (unsigned long long)(mode & 07777));
-	json_object_set_new(o, "path", bytes_of(v->op == MCPT__OP__OP_FCHMOD ? &v->opened : &v->subject));
+	json_object_set_new(o, "path",
+			    bytes_of(v->op == MCPT__OP__OP_FCHMOD ? &v->opened : &v->subject));
 	json_object_set_new(o, "mode", json_string(buf));
 	return o;
 }
@@ -415,8 +423,9 @@ static void on_loss(struct probe_gen *g, const Mcpt__Loss *l)
 		snprintf(reason, sizeof(reason), "ring_buffer_full");
 	else if (ev)
 		for (size_t i = 0; i + 1 < sizeof(reason) && (i == 0 || ev->name[i - 1]); i++)
-			reason[i] = (char)(ev->name[i] >= 'A' && ev->name[i] <= 'Z' ? ev->name[i] + 32
-										   : ev->name[i]);
+			reason[i] =
+				(char)(ev->name[i] >= 'A' && ev->name[i] <= 'Z' ? ev->name[i] + 32
+										: ev->name[i]);
 	json_object_set_new(o, "reason", json_string(reason));
 	json_object_set_new(o, "generation", json_integer(g->generation));
 	probe_emit(g->probe, o);

@@ -62,7 +62,8 @@ static void *tee_main(void *arg)
 			break;
 		if (file_ok && write_all(g->file_fd, buf, (size_t)n)) {
 			p_err("failed to write trace %s: %s", g->path, strerror(errno));
-			file_ok = false; /* keep feeding the reader: the harness still gets events */
+			file_ok =
+				false; /* keep feeding the reader: the harness still gets events */
 		}
 		if (write_all(g->pipe_w, buf, (size_t)n))
 			break;
@@ -95,8 +96,9 @@ static void *reader_main(void *arg)
 		probe_emit(g->probe, o);
 	}
 	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "type", "status", "message", "trace",
-		      "bucket", "ambient", "generation", (json_int_t)g->generation, "trace", g->path,
-		      "verdict", mcpt_report_verdict_name(rep), "records", (json_int_t)rep->records);
+		      "bucket", "ambient", "generation", (json_int_t)g->generation, "trace",
+		      g->path, "verdict", mcpt_report_verdict_name(rep), "records",
+		      (json_int_t)rep->records);
 	probe_emit(g->probe, o);
 	g->done = true;
 	pthread_mutex_unlock(&g->probe->lock);
@@ -167,7 +169,8 @@ static int open_trace_file(struct probe_gen *g)
 			snprintf(suffix, sizeof(suffix), ".%d", i);
 		snprintf(g->path, sizeof(g->path), "%s/mcpwitness-probe-%d-g%lld%s.mcpt",
 			 g->probe->opts.dir, (int)getpid(), g->generation, suffix);
-		g->file_fd = open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		g->file_fd =
+			open(g->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (g->file_fd >= 0)
 			return 0;
 		if (errno != EEXIST)

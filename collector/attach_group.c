@@ -129,7 +129,7 @@ static int add_member(void *ctx, uint32_t pid, uint32_t ppid)
 int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
 		      size_t *n)
 {
-	struct seed s = { .l = l, .cap = 64 };
+	struct seed s = {.l = l, .cap = 64};
 	uint32_t ppid, pgrp;
 	int err;
 
@@ -177,6 +177,7 @@ int attach_check_invoker(pid_t target, uid_t owner)
 	if (uid == 0 || (uid_t)uid == owner)
 		return 0;
 	p_err("process %d belongs to uid %u: through sudo, uid %lu may attach only to its own "
-	      "processes", (int)target, (unsigned)owner, uid);
+	      "processes",
+	      (int)target, (unsigned)owner, uid);
 	return -EPERM;
 }
