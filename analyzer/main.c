@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "probe.h"
 
 static int do_help(int argc, char **argv);
 static void cmd_print_usage(FILE *out);
@@ -21,6 +22,7 @@ static const struct cmd cmds[] = {
 	{"calls", do_calls, "calls TRACE [--json]           every request, what it did, and why"},
 	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...   findings of policies on a trace"},
 	{"policy", do_policy, "policy check POLICY...         parse and compile policies"},
+	{"probe", do_probe, "probe [--backend ebpf]         mcpfz-probe sidecar for fuzzers"},
 	{"help", do_help, NULL},
 	{NULL, NULL, NULL},
 };

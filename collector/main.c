@@ -155,7 +155,10 @@ static int attach_server(struct collector *c)
 	err = watch_channel(c, proc);
 	if (err)
 		return err;
-	err = attach_seed(c->bpf, pid, &procs, &n);
+	if (c->opts.attach_pgid)
+		err = attach_seed_group(c->bpf, c->opts.attach_pgid, pid, &procs, &n);
+	else
+		err = attach_seed(c->bpf, pid, &procs, &n);
 	if (err)
 		return err;
 	err = session_watch(&c->session, pid);
@@ -178,6 +181,13 @@ static int check_identity(struct collector *c)
 {
 	int err;
 
+	if (c->opts.attach_pgid) { /* --pgid: watch its leader, or a member if it has none */
+		err = attach_group_target(c->opts.attach_pgid, &c->opts.attach_pid);
+		if (err) {
+			p_err("--pgid %d: no such process group", (int)c->opts.attach_pgid);
+			return err;
+		}
+	}
 	if (c->opts.attach_pid) {
 		err = attach_cred(c->opts.attach_pid, &c->cred);
 		if (err) {
@@ -185,7 +195,8 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		return privs_check();
+		err = attach_check_invoker(c->opts.attach_pid, c->cred.uid);
+		return err ? err : privs_check();
 	}
 	err = launch_resolve_cred(&c->opts, &c->cred);
 	if (err)
