@@ -16,9 +16,10 @@
 
 #include "mcpt.h"
 
-#define MCPT_VARINT_MAX	  5 /* uvarint32 */
-#define MCPT_SEAL_SIG_LEN 64
-#define MCPT_SKEW_NS	  (5ull * 1000000000ull) /* clock skew allowed by the verifier (4.9) */
+#define MCPT_VARINT_MAX	      5 /* uvarint32 */
+#define MCPT_SEAL_SIG_LEN     64
+#define MCPT_SKEW_NS	      (5ull * 1000000000ull) /* clock skew allowed by the verifier (4.9) */
+#define MCPT_MARK_SEAL_GAP_NS 10000000ull	     /* MARK seals: at most 100 per second (4.7) */
 
 /* Bounds on Header.seal_policy and max_record_len, shared by the writer and the verifier. */
 #define MCPT_CHUNK_RECORDS_MAX	 65536u

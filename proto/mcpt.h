@@ -221,7 +221,9 @@ enum mcpt_code {
 	MCPT_W_NTP_UNSYNC,
 	MCPT_W_SEAL_GAP,
 	MCPT_W_UNSEALED_TAIL,
-	MCPT_E_LIMIT, /* a resource limit of the reader (hold buffer) was reached */
+	MCPT_E_LIMIT,	   /* a resource limit of the reader (hold buffer, seal caps) was reached */
+	MCPT_W_SEAL_FLOOD, /* signed empty seals closer together than the writer's policy allows */
+	MCPT_E_EXCERPT,	   /* an excerpt's proof is malformed or does not hold */
 	MCPT_CODE_COUNT,
 };
 
@@ -255,7 +257,15 @@ struct mcpt_verify_opts {
 	/* most bytes one held segment may take (inner messages + ~40 B per record); 0 = 128 MiB.
 	 * Past it mcpt_verify stops with -ENOBUFS and code MCPT_E_LIMIT. */
 	size_t hold_max_bytes;
+	/* TRACE-FORMAT.md 5.14, each seal costs a signature check (~49 us): reading stops (code
+	 * MCPT_E_LIMIT, verdict INVALID) after this many seals over empty segments, the most a
+	 * writer can add beyond one seal per record; 0 = MCPT_EMPTY_SEALS_MAX. Bad segments are
+	 * capped too: reading stops after MCPT_BAD_SEGMENTS_MAX of them. */
+	uint64_t max_empty_seals;
 };
+
+#define MCPT_EMPTY_SEALS_MAX  (1ull << 20) /* ~51 s of checks; 121 days of 10 s heartbeats */
+#define MCPT_BAD_SEGMENTS_MAX 65536u	   /* ~3 s of checks on a hostile file */
 
 struct mcpt_bad_segment {
 	uint64_t seal_index;
@@ -336,6 +346,17 @@ const char *mcpt_verdict_name(enum mcpt_verdict v); /* "VALID_COMPLETE", ... */
 const char *mcpt_code_name(enum mcpt_code c);	    /* "E_SEAL_ROOT", ... */
 /* The verdict as `verify` prints it: UNSIGNED and UNVERIFIED refine WRONG_KEY and VALID_PREFIX. */
 const char *mcpt_report_verdict_name(const struct mcpt_report *rep);
+
+/* Text from a trace, made printable (escape.c). mcpt_escape writes n bytes of p as printable
+ * ASCII: '\\' and '"' escaped, \n \r \t as such, other control and all non-ASCII bytes as \xHH;
+ * it cuts at a whole escape to fit outlen and always NUL-terminates. Every string of a trace
+ * that the library puts into a message has been through it. mcpt_sanitize (into a buffer) and
+ * mcpt_fputs_safe (to a stream) only turn bytes outside printable ASCII into \xHH: applied to
+ * every message at the point of printing, they change nothing on text escaped at its source.
+ * The first two return out. */
+const char *mcpt_escape(char *out, size_t outlen, const void *p, size_t n);
+const char *mcpt_sanitize(char *out, size_t outlen, const char *s);
+void mcpt_fputs_safe(FILE *f, const char *s);
 
 /* Human-readable and JSON renderings of a report (the JSON is one object, no trailing
  * newline); both are stable for golden tests. */

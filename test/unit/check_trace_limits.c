@@ -1,0 +1,222 @@
+/*
+ * check_trace_limits.c - hostile text and hostile volume (TRACE-FORMAT.md 5.10, 5.14):
+ *   escape: the escaper's output is printable ASCII, cut only at whole escapes, and the
+ *           sanitizer changes nothing on escaped text (so nothing is escaped twice);
+ *   text:   a signed trace whose signer alg or schema id carries terminal escapes and newlines
+ *           is reported with them escaped, in the message, in the text rendering (one verdict
+ *           line, no ESC byte) and in the JSON rendering (valid, ASCII);
+ *   seals:  signed empty seals closer together than the writer's policy give W_SEAL_FLOOD (not
+ *           for heartbeats or for a MARK-rate trace); the cap on empty seals stops reading
+ *           with E_LIMIT; the cap on bad segments stops a flood of forged seals.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_testlib.h"
+
+Suite *trace_limits_suite(void);
+
+#define HOSTILE "\x1b[2J\x1b[31mVALID_COMPLETE\nforged \"line\"\\\x9b\x07"
+
+START_TEST(test_escape)
+{
+	char out[64], again[64];
+
+	mcpt_escape(out, sizeof(out), HOSTILE, strlen(HOSTILE));
+	ck_assert_str_eq(out,
+			 "\\x1b[2J\\x1b[31mVALID_COMPLETE\\nforged \\\"line\\\"\\\\\\x9b\\x07");
+	ck_assert_str_eq(mcpt_sanitize(again, sizeof(again), out), out);
+	for (size_t i = 0; out[i]; i++)
+		ck_assert(out[i] >= 0x20 && out[i] < 0x7f);
+	/* cut at a whole escape: 7 bytes of room hold "ab" and one \x1b, not half the next */
+	ck_assert_str_eq(mcpt_escape(out, 8, "ab\x1b\x1b", 4), "ab\\x1b");
+	ck_assert_str_eq(mcpt_escape(out, 1, "ab", 2), "");
+	ck_assert_str_eq(mcpt_escape(out, sizeof(out), NULL, 5), "");
+	ck_assert_str_eq(mcpt_sanitize(out, sizeof(out), "a\\b\n\xff"), "a\\b\\n\\xff");
+}
+END_TEST
+
+static void hx_alg(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->signer->alg = (char *)HOSTILE;
+}
+
+static void hx_schema(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->schema_id = (char *)HOSTILE;
+}
+
+static char *render(const struct mcpt_report *rep, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	if (json)
+		mcpt_report_print_json(f, rep);
+	else
+		mcpt_report_print(f, rep);
+	fclose(f);
+	return buf;
+}
+
+static void expect_escaped(forge_header_fn hf, enum mcpt_code code)
+{
+	struct tl_verify vo = {.key = 1};
+	struct mcpt_report rep;
+	struct forge f;
+	json_t *j;
+	char *text;
+
+	forge_init(&f, 1, 0, hf, NULL);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(tl_verify(f.out.p, f.out.len, &vo, NULL, NULL, &rep), 0);
+	ck_assert_msg(rep.code == code, "%s: %s", mcpt_code_name(rep.code), rep.message);
+	ck_assert_msg(strstr(rep.message, "\\x1b[2J\\x1b[31mVALID_COMPLETE\\nforged"), "%s",
+		      rep.message);
+	text = render(&rep, false);
+	ck_assert_ptr_null(strchr(text, 0x1b));
+	ck_assert_ptr_null(strstr(text, "\nforged"));
+	ck_assert_msg(strncmp(text, "UNSUPPORTED: ", 13) == 0 || strncmp(text, "INVALID: ", 9) == 0,
+		      "%s", text);
+	free(text);
+	text = render(&rep, true);
+	for (size_t i = 0; text[i]; i++)
+		ck_assert(text[i] >= 0x20 && text[i] < 0x7f);
+	j = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(j, "message")), "\\x1b"));
+	json_decref(j);
+	free(text);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+
+START_TEST(test_hostile_header_text)
+{
+	expect_escaped(hx_alg, MCPT_E_HEADER);
+	expect_escaped(hx_schema, MCPT_E_VERSION);
+}
+END_TEST
+
+static void verify_opts(const struct forge *f, const struct mcpt_verify_opts *o,
+			struct mcpt_report *rep)
+{
+	int fd = tl_memfd(f->out.p, f->out.len);
+
+	ck_assert_int_eq(mcpt_verify(fd, o, NULL, NULL, rep), 0);
+	close(fd);
+}
+
+START_TEST(test_seal_flood_warning)
+{
+	struct mcpt_pubkey key;
+	struct mcpt_verify_opts o = {.key = &key};
+	struct mcpt_report rep;
+	struct forge f;
+
+	tl_pubkey(1, &key);
+	/* 20 empty seals 1 ms apart: the writer never does that (MARK seals are >= 10 ms apart) */
+	forge_init(&f, 1, 0, NULL, NULL);
+	forge_event(&f, 0);
+	for (int i = 0; i < 20; i++)
+		forge_seal(&f, 0);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	verify_opts(&f, &o, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	ck_assert(tl_has_warning(&rep, MCPT_W_SEAL_FLOOD));
+	ck_assert_ptr_nonnull(strstr(rep.warnings[rep.n_warnings - 1].text, "19 signed empty"));
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+	/* heartbeats (empty, 10 s apart) and seals over records are what a writer does */
+	forge_init(&f, 1, 0, NULL, NULL);
+	for (int i = 0; i < 20; i++) {
+		f.now += 10000000000ull;
+		forge_seal(&f, MCPT_SEAL_HEARTBEAT);
+		forge_event(&f, (uint64_t)i);
+		forge_seal(&f, MCPT_SEAL_MARK);
+	}
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	verify_opts(&f, &o, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	ck_assert(!tl_has_warning(&rep, MCPT_W_SEAL_FLOOD));
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+START_TEST(test_empty_seal_cap)
+{
+	struct mcpt_pubkey key;
+	struct mcpt_verify_opts o = {.key = &key, .max_empty_seals = 10};
+	struct mcpt_report rep;
+	struct forge f;
+
+	tl_pubkey(1, &key);
+	forge_init(&f, 1, 0, NULL, NULL);
+	for (int i = 0; i < 30; i++)
+		forge_seal(&f, 0);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	verify_opts(&f, &o, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_INVALID);
+	ck_assert_int_eq(rep.code, MCPT_E_LIMIT);
+	ck_assert_uint_eq(rep.seals, 10); /* the 11th was not checked */
+	ck_assert_uint_eq(rep.first_bad_record, 11);
+	ck_assert_ptr_nonnull(strstr(rep.message, "more than 10 seals over empty segments"));
+	mcpt_report__fini(&rep);
+	o.max_empty_seals = 31; /* the same trace within the cap */
+	verify_opts(&f, &o, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+START_TEST(test_bad_segment_cap)
+{
+	struct mcpt_pubkey key;
+	struct mcpt_verify_opts o = {.key = &key};
+	struct mcpt_report rep;
+	struct forge f;
+
+	tl_pubkey(1, &key);
+	forge_init(&f, 1, 0, NULL, NULL);
+	f.sig_mode = FORGE_SIG_RAW; /* a well-formed signature over the wrong bytes: a full check */
+	for (unsigned i = 0; i < MCPT_BAD_SEGMENTS_MAX + 100; i++) {
+		forge_event(&f, i);
+		forge_seal(&f, 0);
+	}
+	verify_opts(&f, &o, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_INVALID);
+	ck_assert_int_eq(rep.code, MCPT_E_SEAL_SIG);
+	ck_assert_uint_eq(rep.bad_segments_total, MCPT_BAD_SEGMENTS_MAX);
+	ck_assert_uint_eq(rep.n_bad_segments, MCPT_REPORT_MAX_LIST);
+	ck_assert_ptr_nonnull(strstr(rep.message, "reading stopped at a limit"));
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+Suite *trace_limits_suite(void)
+{
+	Suite *s = suite_create("trace_limits");
+	TCase *tc = tcase_create("text");
+
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_hostile_header_text);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("seals");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_seal_flood_warning);
+	tcase_add_test(tc, test_empty_seal_cap);
+	tcase_add_test(tc, test_bad_segment_cap);
+	suite_add_tcase(s, tc);
+	return s;
+}
