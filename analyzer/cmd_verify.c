@@ -121,9 +121,8 @@ static int envelope_outcome(struct verify_run *v, int code, bool json)
 					: "does NOT match this trace's FINAL seal");
 	if (v->final_matches)
 		return code;
-	p_err("envelope %s: %s", v->o->envelope,
-	      v->final_seen ? "differs from the trace's FINAL seal"
-			    : "the trace has no verified FINAL seal to match");
+	if (v->final_seen) /* otherwise the verdict line has said why there is none */
+		p_err("envelope %s: differs from the trace's FINAL seal", v->o->envelope);
 	return 1;
 }
 
@@ -164,8 +163,9 @@ static int verify_trace(struct verify_run *v, int fd)
 	}
 	code = mcpt_verdict_exit_code(rep->verdict);
 	if (rep->verdict != MCPT_VALID_COMPLETE)
-		p_err("%s: %s: %s", o->trace, mcpt_verdict_name(rep->verdict),
-		      replay_message(rep, msg));
+		p_err("%s: %s: %s%s", o->trace, mcpt_verdict_name(rep->verdict),
+		      replay_message(rep, msg),
+		      o->envelope ? " (so no FINAL seal to match the envelope)" : "");
 	if (o->envelope)
 		code = envelope_outcome(v, code, o->json);
 cleanup:
