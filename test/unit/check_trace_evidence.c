@@ -287,11 +287,15 @@ static void bend_proof(struct tl_bytes *x, void (*fn)(Mcpt__ExcerptProof *))
 	size_t vlen, rest_at, n;
 	Mcpt__ExcerptProof *pr;
 	uint8_t *out, extra[MCPT_HASH_LEN] = {0};
-	ProtobufCBinaryData path[MCPT_PATH_MAX + 1];
+	ProtobufCBinaryData path[MCPT_PATH_MAX + 1], *orig;
+	size_t n_orig;
 
 	ck_assert_int_eq(mcpt_uvarint_get(x->p + 24, x->len - 24, &len, &vlen), 0);
 	pr = mcpt__excerpt_proof__unpack(NULL, len, x->p + 24 + vlen);
 	ck_assert_ptr_nonnull(pr);
+	orig = pr->audit_path;
+	n_orig = pr->n_audit_path;
+
 	memcpy(path, pr->audit_path, pr->n_audit_path * sizeof(*path));
 	path[pr->n_audit_path] = (ProtobufCBinaryData){sizeof(extra), extra};
 	pr->audit_path = path;
@@ -304,8 +308,8 @@ static void bend_proof(struct tl_bytes *x, void (*fn)(Mcpt__ExcerptProof *))
 	mcpt__excerpt_proof__pack(pr, out + 24 + vlen);
 	memcpy(out + 24 + vlen + n, x->p + rest_at, x->len - rest_at);
 	x->len = 24 + vlen + n + x->len - rest_at;
-	pr->audit_path = NULL; /* ours, on the stack */
-	pr->n_audit_path = 0;
+	pr->audit_path = orig; /* back to what unpack allocated, so it is freed */
+	pr->n_audit_path = n_orig;
 	mcpt__excerpt_proof__free_unpacked(pr, NULL);
 	free(x->p);
 	x->p = out;

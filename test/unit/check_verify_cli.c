@@ -155,8 +155,12 @@ START_TEST(test_hostile_text)
 		expect_clean(&r);
 		ck_assert_int_eq(cli_lines(r.err), 1);
 		ck_assert_ptr_nonnull(strstr(r.err, "alg \"\\x1b]0;owned\\x07\\x1b[2J"));
-		if (json)
-			ck_assert_ptr_nonnull(json_loads(r.out, 0, NULL));
+		if (json) {
+			json_t *doc = json_loads(r.out, 0, NULL);
+
+			ck_assert_ptr_nonnull(doc);
+			json_decref(doc);
+		}
 		cli_result_free(&r);
 	}
 	r = cli_run(NULL, "analyze", t, "--pubkey", pub, "-p", POLICY, NULL);
