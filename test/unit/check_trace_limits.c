@@ -5,9 +5,12 @@
  *   text:   a signed trace whose signer alg or schema id carries terminal escapes and newlines
  *           is reported with them escaped, in the message, in the text rendering (one verdict
  *           line, no ESC byte) and in the JSON rendering (valid, ASCII);
+ *           a NUL inside a protobuf string is caught by the canonical check; enum values out of
+ *           range (event clock, end reason, seal flags) are shown, not trusted;
  *   seals:  signed empty seals closer together than the writer's policy give W_SEAL_FLOOD (not
  *           for heartbeats or for a MARK-rate trace); the cap on empty seals stops reading
- *           with E_LIMIT; the cap on bad segments stops a flood of forged seals.
+ *           with E_LIMIT; the cap on bad segments stops a flood of forged seals; a million
+ *           unknown-type records and thousands of epoch certificates give one warning.
  */
 #include <check.h>
 #include <jansson.h>
@@ -204,6 +207,86 @@ START_TEST(test_bad_segment_cap)
 }
 END_TEST
 
+/* 5.10: NUL inside a protobuf `string` (C sees a shorter string: the canonical check must
+ * notice the bytes differ) and enum values outside their declared range. */
+static void hx_nul_schema(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->schema_id = (char *)"mcpwitness.trace.v1Xevil"; /* the test turns X into NUL */
+}
+
+static void hx_clock(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->event_clock = (Mcpt__ClockId)99;
+}
+
+static void sx_enum(Mcpt__SealStatement *st, void *ctx)
+{
+	(void)ctx;
+	st->end_reason = 99;
+	st->flags |= 0x80000000u;
+}
+
+START_TEST(test_nul_and_enums)
+{
+	struct tl_verify vo = {.key = 1};
+	struct mcpt_report rep;
+	struct forge f;
+	uint8_t *at;
+	char *text;
+
+	forge_init(&f, 1, 0, hx_nul_schema, NULL);
+	at = memmem(f.out.p, f.out.len, "v1Xevil", 7);
+	ck_assert_ptr_nonnull(at);
+	at[2] = '\0'; /* strcmp() would now see exactly "mcpwitness.trace.v1" */
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(tl_verify(f.out.p, f.out.len, &vo, NULL, NULL, &rep), 0);
+	ck_assert_msg(rep.code == MCPT_E_HEADER && strstr(rep.message, "not canonically"), "%s: %s",
+		      mcpt_code_name(rep.code), rep.message);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+
+	forge_init(&f, 1, 0, hx_clock, NULL);
+	forge_event(&f, 0);
+	forge_seal_ex(&f, MCPT_SEAL_FINAL, sx_enum, NULL, NULL, 64);
+	ck_assert_int_eq(tl_verify(f.out.p, f.out.len, &vo, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	text = render(&rep, false);
+	ck_assert_ptr_nonnull(strstr(text, "end reason UNKNOWN"));
+	free(text);
+	text = render(&rep, true);
+	ck_assert_ptr_nonnull(strstr(text, "\"end_reason\":\"UNKNOWN\""));
+	free(text);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+/* 5.14: a million records of an unknown type and thousands of (static-mode) epoch
+ * certificates verify in bounded memory and give one warning, not a million. */
+START_TEST(test_unknown_flood)
+{
+	struct tl_verify vo = {.key = 1};
+	struct mcpt_report rep;
+	struct forge f;
+
+	forge_init(&f, 1, 0, NULL, NULL);
+	for (int i = 0; i < 1000000; i++)
+		forge_record(&f, 1500, (const uint8_t *)"", 0);
+	for (int i = 0; i < 5000; i++)
+		forge_record(&f, MCPT_T_EPOCH_CERT, (const uint8_t *)"\x0a\x00", 2);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(tl_verify(f.out.p, f.out.len, &vo, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	ck_assert_uint_eq(rep.unknown_types, 1000000);
+	ck_assert_uint_eq(rep.n_warnings, 1);
+	ck_assert_int_eq(rep.warnings[0].code, MCPT_W_UNKNOWN_TYPE);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
 Suite *trace_limits_suite(void)
 {
 	Suite *s = suite_create("trace_limits");
@@ -211,12 +294,14 @@ Suite *trace_limits_suite(void)
 
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_hostile_header_text);
+	tcase_add_test(tc, test_nul_and_enums);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("seals");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_seal_flood_warning);
 	tcase_add_test(tc, test_empty_seal_cap);
 	tcase_add_test(tc, test_bad_segment_cap);
+	tcase_add_test(tc, test_unknown_flood);
 	suite_add_tcase(s, tc);
 	return s;
 }
