@@ -261,8 +261,9 @@ struct mcpt_verify_opts {
 	/* TRACE-FORMAT.md 5.14, each seal costs a signature check (~49 us): reading stops (code
 	 * MCPT_E_LIMIT, verdict INVALID) after this many seals over empty segments, the most a
 	 * writer can add beyond one seal per record; 0 = MCPT_EMPTY_SEALS_MAX. Bad segments are
-	 * capped too: reading stops after MCPT_BAD_SEGMENTS_MAX of them. */
+	 * capped too: reading stops after max_bad_segments (0 = MCPT_BAD_SEGMENTS_MAX). */
 	uint64_t max_empty_seals;
+	uint64_t max_bad_segments;
 };
 
 #define MCPT_EMPTY_SEALS_MAX  (1ull << 20) /* ~51 s of checks; 121 days of 10 s heartbeats */
@@ -329,8 +330,10 @@ struct mcpt_report {
  * it goes, and calls cb (may be NULL) for every record in stream order (the Header first).
  * Fills rep (overwritten: fini an earlier report first); returns 0 when a verdict was reached,
  * the callback's non-zero value if it stopped (rep then describes what was read), or -errno
- * on an I/O error or a resource limit (rep.code MCPT_E_IO / MCPT_E_LIMIT). Reading stops early
- * for verdicts that make the rest meaningless: UNSUPPORTED, WRONG_KEY/UNSIGNED, a framing error.
+ * on an I/O error or when a held segment outgrows hold_max_bytes (rep.code MCPT_E_IO /
+ * MCPT_E_LIMIT). Reading stops early for verdicts that make the rest meaningless: UNSUPPORTED,
+ * WRONG_KEY/UNSIGNED, a framing error; and at the seal caps of mcpt_verify_opts (returning 0,
+ * verdict INVALID: the first error found, or E_LIMIT when the trace was sound until then).
  * Memory: one frame plus O(log n), or one segment with hold_segments. opts NULL = key NULL.
  * rep must be released with mcpt_report__fini. */
 int mcpt_verify(int fd, const struct mcpt_verify_opts *opts, mcpt_record_cb cb, void *ctx,

@@ -102,10 +102,10 @@ int mcpt_v_bad_segment(struct vstate *v, uint64_t seal_index, enum mcpt_code cod
 		rep->first_bad_record = v->seg_first;
 		rep->first_bad_offset = v->seg_offset;
 	}
-	if (rep->bad_segments_total >= MCPT_BAD_SEGMENTS_MAX) /* 5.14: bounded work */
+	if (rep->bad_segments_total >= v->opts.max_bad_segments) /* 5.14: bounded work */
 		mcpt_v_fatal(v, MCPT_E_LIMIT, v->index, v->seg_offset,
-			     "%u bad segments: reading stopped, each costs a signature check",
-			     MCPT_BAD_SEGMENTS_MAX);
+			     "%llu bad segments: reading stopped, each costs a signature check",
+			     (ull)v->opts.max_bad_segments);
 	if (rep->n_bad_segments == MCPT_REPORT_MAX_LIST)
 		return 0;
 	if (rep->n_bad_segments % 16 == 0) {
