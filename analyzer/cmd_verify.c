@@ -45,7 +45,8 @@ static void usage(FILE *out)
 	      "  --json              the report as one JSON object\n"
 	      "  --allow-unsigned    accept a trace whose header declares no signer\n"
 	      "  --envelope FILE     also check a DSSE envelope (export --dsse) against the key\n"
-	      "                      and the trace's FINAL seal\n"
+	      "                      and the trace's FINAL seal (exit 1 if it does not match;\n"
+	      "                      with --json the outcome is the exit code and stderr)\n"
 	      "  --progress          one line on stderr per seal as it verifies (live input)\n"
 	      "TRACE may be - (standard input, e.g. a pipe the collector writes into). A file\n"
 	      "made by 'mcpwitness export --record' is checked as an excerpt.\n"
@@ -109,7 +110,7 @@ static int load_envelope(struct verify_run *v)
 	if (!rc)
 		return MW_EXIT_OK;
 	p_err("envelope %s: %s", v->o->envelope, err[0] ? err : strerror(-rc));
-	return rc == -EKEYREJECTED ? 1 : MW_EXIT_USAGE;
+	return rc == -EKEYREJECTED ? mcpt_verdict_exit_code(MCPT_INVALID) : MW_EXIT_USAGE;
 }
 
 /* The envelope's line in the text report, and its effect on the exit code. */
@@ -123,7 +124,7 @@ static int envelope_outcome(struct verify_run *v, int code, bool json)
 		return code;
 	if (v->final_seen) /* otherwise the verdict line has said why there is none */
 		p_err("envelope %s: differs from the trace's FINAL seal", v->o->envelope);
-	return 1;
+	return mcpt_verdict_exit_code(MCPT_INVALID);
 }
 
 static void print_text(const struct mcpt_report *rep, const Mcpt__Header *h)
@@ -187,7 +188,7 @@ static int verify_run(const struct verify_opts *o)
 		mcpt_dsse_info__fini(&v.env);
 		return MW_EXIT_USAGE;
 	}
-	code = verify_excerpt_probe(fd);
+	code = verify_excerpt_probe(o->trace, fd);
 	if (code == 1)
 		code = verify_excerpt(o->trace, fd, o->ro.key, o->ro.allow_unsigned, o->json);
 	else if (code == 0)

@@ -19,7 +19,7 @@
 
 typedef unsigned long long ull;
 
-int verify_excerpt_probe(int fd)
+int verify_excerpt_probe(const char *path, int fd)
 {
 	uint8_t magic[MCPT_MAGIC_LEN];
 	struct stat st;
@@ -29,8 +29,7 @@ int verify_excerpt_probe(int fd)
 		return 0;
 	n = pread(fd, magic, sizeof(magic), 0);
 	if (n < 0) {
-		p_err("failed to read %s: %s", fd ? "the input" : "standard input",
-		      strerror(errno));
+		p_err("failed to read %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return mcpt_is_excerpt(magic, (size_t)n);

@@ -13,7 +13,7 @@
 
 /* 1 when fd is a regular file starting with the excerpt magic, 0 otherwise (a trace, or a pipe:
  * it is read as a trace, whose reader names an excerpt's magic), -1 after an error is printed. */
-int verify_excerpt_probe(int fd);
+int verify_excerpt_probe(const char *path, int fd);
 
 /* Verifies the excerpt in the regular file fd (path names it in messages), prints the report on
  * stdout (text or one JSON object) and returns the exit code of its verdict. */
