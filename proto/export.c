@@ -115,10 +115,15 @@ static int start(struct xp *x)
 	h = rv.type == MCPT_T_HEADER ? (Mcpt__Header *)protobuf_c_message_unpack(
 					       d, NULL, rv.body_len, p + len - rv.body_len)
 				     : NULL;
-	if (!h || !h->seal_policy) {
+	if (!h || !h->seal_policy || h->seal_policy->chunk_records < 1 ||
+	    h->seal_policy->chunk_records > MCPT_CHUNK_RECORDS_MAX ||
+	    h->seal_policy->chunk_bytes < MCPT_CHUNK_BYTES_MIN ||
+	    h->seal_policy->chunk_bytes > MCPT_CHUNK_BYTES_MAX) {
+		/* the verifier's bounds: they also bound the open chunk this pass keeps */
 		if (h)
 			mcpt__header__free_unpacked(h, NULL);
-		mcpt_errf(x->err, x->errlen, "record 0 is not a readable Header");
+		mcpt_errf(x->err, x->errlen,
+			  "record 0 is not a readable Header with a sane chunk policy");
 		return -EBADMSG;
 	}
 	mcpt_segment_init(&x->seg, h->seal_policy->chunk_records, h->seal_policy->chunk_bytes);
