@@ -187,32 +187,32 @@ static __always_inline int mw_chan_vec(long ret, __u32 dir)
 
 MW_SYS_EXIT(read)
 {
-	return mw_chan_flat(ctx->ret, MW_CHAN_IN);
+	return mw_chan_flat(ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(pread64)
 {
-	return mw_chan_flat(ctx->ret, MW_CHAN_IN);
+	return mw_chan_flat(ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(readv)
 {
-	return mw_chan_vec(ctx->ret, MW_CHAN_IN);
+	return mw_chan_vec(ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(write)
 {
-	return mw_chan_flat(ctx->ret, MW_CHAN_OUT);
+	return mw_chan_flat(ret, MW_CHAN_OUT);
 }
 
 MW_SYS_EXIT(pwrite64)
 {
-	return mw_chan_flat(ctx->ret, MW_CHAN_OUT);
+	return mw_chan_flat(ret, MW_CHAN_OUT);
 }
 
 MW_SYS_EXIT(writev)
 {
-	return mw_chan_vec(ctx->ret, MW_CHAN_OUT);
+	return mw_chan_vec(ret, MW_CHAN_OUT);
 }
 
 /* Bytes that reach or leave the channel without passing through user memory: noted with their
@@ -246,15 +246,15 @@ static __always_inline int mw_chan_moved(long ret, int in_i, int out_i)
 
 MW_SYS_EXIT(splice)
 {
-	return mw_chan_moved(ctx->ret, 0, 2);
+	return mw_chan_moved(ret, 0, 2);
 }
 
 MW_SYS_EXIT(sendfile64)
 {
-	return mw_chan_moved(ctx->ret, 1, 0);
+	return mw_chan_moved(ret, 1, 0);
 }
 
 MW_SYS_EXIT(copy_file_range)
 {
-	return mw_chan_moved(ctx->ret, 0, 2);
+	return mw_chan_moved(ret, 0, 2);
 }

@@ -21,7 +21,7 @@
 
 /* Bumped whenever struct mw_event or the meaning of a field changes. Compiled into the BPF
  * object (rodata schema_version) and checked by the loader. */
-#define MW_SCHEMA_VERSION 2
+#define MW_SCHEMA_VERSION 3
 
 /* Slot roles. A slot is empty when its length is 0. */
 enum mw_slot {
@@ -42,6 +42,7 @@ enum mw_slot {
 #define MW_SOCKADDR_MAX 128  /* bytes kept of a socket address (sockaddr_storage) */
 #define MW_DATA_MAX	16384 /* bytes of channel data carried by one event */
 #define MW_PAYLOAD_MAX	512   /* bytes kept of a payload (a DNS query fits) */
+#define MW_MAX_SYSCALLS 512   /* slots of the dispatchers' program arrays (syscall numbers) */
 
 /* Event flags. The low bits are per slot: bit s means slot s was cut short (TRUNC) or could not
  * be resolved to an absolute path (UNRES); an unresolved slot is left empty, never filled with a
@@ -65,12 +66,15 @@ enum mw_op {
 	/* process (arg[] per op; PATH/ABS a path argument as passed / made absolute) */
 	MW_OP_FORK = 1,	       /* child tgid, child tid, child pstart, clone flags; THREAD flag */
 	MW_OP_EXEC = 2,	       /* old tid, syscall nr; PATH filename as passed, OPENED/dev/ino the
-				* executable, PATH2 interpreter, DATA argv (NUL separated) */
+				* executable, PATH2 interpreter, DATA argv (NUL separated);
+				* UNFINISHED (stashed at entry): syscall nr, dirfd, flags */
 	MW_OP_EXIT = 3,	       /* exit code (wait status encoding), 1 if the whole group died */
 	MW_OP_EXEC_FAILED = 4, /* execve/execveat that failed: dirfd, flags; PATH/ABS */
-	MW_OP_CHDIR = 5,       /* PATH/ABS */
+	MW_OP_CHDIR = 5,       /* PATH/ABS; on success OPENED/dev/ino the new cwd (and ABS, for a
+				* relative PATH, the new cwd: read at exit, after the change) */
 	MW_OP_FCHDIR = 6,      /* fd; OPENED */
-	MW_OP_CHROOT = 7,      /* PATH/ABS */
+	MW_OP_CHROOT = 7,      /* as CHDIR, with the new root (its path from the top of the
+				* mount tree) */
 	MW_OP_SETUID = 8,      /* uid */
 	MW_OP_SETGID = 9,      /* gid */
 	MW_OP_SETREUID = 10,   /* ruid, euid */

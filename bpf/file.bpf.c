@@ -23,10 +23,10 @@ MW_SYS_EXIT(openat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_OPENAT, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+	if (!mw_sys_begin(&s, MW_OP_OPENAT, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
 	mw_inflight_end();
-	return mw_sys_path1(&s, ctx->ret, 0, 1, true);
+	return mw_sys_path1(&s, ret, 0, 1, true);
 }
 
 MW_SYS_ENTER(open)
@@ -40,26 +40,26 @@ MW_SYS_EXIT(open)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_OPEN, ctx->ret, MW_UINT(1), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_OPEN, ret, MW_UINT(1), MW_UINT(2), 0, 0))
 		return 0;
 	mw_inflight_end();
-	return mw_sys_path1(&s, ctx->ret, -1, 0, true);
+	return mw_sys_path1(&s, ret, -1, 0, true);
 }
 
 MW_SYS_EXIT(creat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_CREAT, ctx->ret, MW_UINT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CREAT, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, true);
+	return mw_sys_path1(&s, ret, -1, 0, true);
 }
 
 MW_SYS_EXIT(openat2)
 {
 	struct open_how how = {};
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_OPENAT2, ctx->ret, MW_INT(0), 0, 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_OPENAT2, ret, MW_INT(0), 0, 0, 0);
 
 	if (!e)
 		return 0;
@@ -70,17 +70,17 @@ MW_SYS_EXIT(openat2)
 	} else {
 		e->flags |= MW_F_FAULT;
 	}
-	return mw_sys_path1(&s, ctx->ret, 0, 1, true);
+	return mw_sys_path1(&s, ret, 0, 1, true);
 }
 
 MW_SYS_EXIT(open_by_handle_at)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_OPEN_BY_HANDLE_AT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_OPEN_BY_HANDLE_AT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	if (ctx->ret >= 0)
-		mw_fd_path(&s.r, MW_S_OPENED, (int)ctx->ret);
+	if (ret >= 0)
+		mw_fd_path(&s.r, MW_S_OPENED, (int)ret);
 	return mw_sys_plain(&s);
 }
 
@@ -90,70 +90,70 @@ MW_SYS_EXIT(mkdir)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MKDIR, ctx->ret, MW_UINT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_MKDIR, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(mkdirat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MKDIRAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_MKDIRAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 MW_SYS_EXIT(mknod)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MKNOD, ctx->ret, MW_UINT(1), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_MKNOD, ret, MW_UINT(1), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(mknodat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MKNODAT, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+	if (!mw_sys_begin(&s, MW_OP_MKNODAT, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 MW_SYS_EXIT(unlink)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_UNLINK, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_UNLINK, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(unlinkat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_UNLINKAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_UNLINKAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 MW_SYS_EXIT(rmdir)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_RMDIR, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_RMDIR, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(rename)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_RENAME, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_RENAME, ret, 0, 0, 0, 0))
 		return 0;
 	return mw_sys_path2(&s, -1, 0, -1, 1);
 }
@@ -162,7 +162,7 @@ MW_SYS_EXIT(renameat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_RENAMEAT, ctx->ret, MW_INT(0), MW_INT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_RENAMEAT, ret, MW_INT(0), MW_INT(2), 0, 0))
 		return 0;
 	return mw_sys_path2(&s, 0, 1, 2, 3);
 }
@@ -171,7 +171,7 @@ MW_SYS_EXIT(renameat2)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_RENAMEAT2, ctx->ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
+	if (!mw_sys_begin(&s, MW_OP_RENAMEAT2, ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
 		return 0;
 	return mw_sys_path2(&s, 0, 1, 2, 3);
 }
@@ -180,7 +180,7 @@ MW_SYS_EXIT(link)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_LINK, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_LINK, ret, 0, 0, 0, 0))
 		return 0;
 	return mw_sys_path2(&s, -1, 0, -1, 1);
 }
@@ -189,7 +189,7 @@ MW_SYS_EXIT(linkat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_LINKAT, ctx->ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
+	if (!mw_sys_begin(&s, MW_OP_LINKAT, ret, MW_INT(0), MW_INT(2), MW_UINT(4), 0))
 		return 0;
 	return mw_sys_path2(&s, 0, 1, 2, 3);
 }
@@ -210,7 +210,7 @@ MW_SYS_EXIT(symlink)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_SYMLINK, ctx->ret, 0, 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_SYMLINK, ret, 0, 0, 0, 0))
 		return 0;
 	return mw_symlink(&s, -1, 0, 1);
 }
@@ -219,7 +219,7 @@ MW_SYS_EXIT(symlinkat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_SYMLINKAT, ctx->ret, MW_INT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_SYMLINKAT, ret, MW_INT(1), 0, 0, 0))
 		return 0;
 	return mw_symlink(&s, 1, 0, 2);
 }
@@ -230,16 +230,16 @@ MW_SYS_EXIT(truncate)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_TRUNCATE, ctx->ret, MW_LONG(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_TRUNCATE, ret, MW_LONG(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(ftruncate)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FTRUNCATE, ctx->ret, MW_INT(0), MW_LONG(1), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_FTRUNCATE, ret, MW_INT(0), MW_LONG(1), 0, 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
 }
@@ -248,16 +248,16 @@ MW_SYS_EXIT(chmod)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_CHMOD, ctx->ret, MW_UINT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CHMOD, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(fchmod)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHMOD, ctx->ret, MW_INT(0), MW_UINT(1), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_FCHMOD, ret, MW_INT(0), MW_UINT(1), 0, 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
 }
@@ -266,43 +266,43 @@ MW_SYS_EXIT(fchmodat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHMODAT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_FCHMODAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 MW_SYS_EXIT(fchmodat2)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHMODAT2, ctx->ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
+	if (!mw_sys_begin(&s, MW_OP_FCHMODAT2, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 MW_SYS_EXIT(chown)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_CHOWN, ctx->ret, MW_INT(1), MW_INT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_CHOWN, ret, MW_INT(1), MW_INT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(lchown)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_LCHOWN, ctx->ret, MW_INT(1), MW_INT(2), 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_LCHOWN, ret, MW_INT(1), MW_INT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, -1, 0, false);
+	return mw_sys_path1(&s, ret, -1, 0, false);
 }
 
 MW_SYS_EXIT(fchown)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHOWN, ctx->ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
+	if (!mw_sys_begin(&s, MW_OP_FCHOWN, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
 }
@@ -311,7 +311,7 @@ MW_SYS_EXIT(fchownat)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_FCHOWNAT, ctx->ret, MW_INT(0), MW_INT(2), MW_INT(3), MW_UINT(4)))
+	if (!mw_sys_begin(&s, MW_OP_FCHOWNAT, ret, MW_INT(0), MW_INT(2), MW_INT(3), MW_UINT(4)))
 		return 0;
-	return mw_sys_path1(&s, ctx->ret, 0, 1, false);
+	return mw_sys_path1(&s, ret, 0, 1, false);
 }

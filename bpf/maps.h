@@ -64,6 +64,21 @@ struct {
 	__type(value, struct mw_chan);
 } chan SEC(".maps") __weak;
 
+/* Per-syscall handlers, indexed by syscall number, for the two dispatchers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, MW_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_exit_progs SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, MW_MAX_SYSCALLS);
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_enter_progs SEC(".maps") __weak;
+
 /* One scratch area per CPU. An ARRAY indexed by CPU (sized by the collector to the number of
  * possible CPUs) rather than a PERCPU_ARRAY, whose values are limited to 32 KiB. */
 struct {

@@ -136,7 +136,7 @@ MW_SYS_EXIT(socket)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_SOCKET, ctx->ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
+	if (!mw_sys_begin(&s, MW_OP_SOCKET, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
 		return 0;
 	return mw_sys_plain(&s);
 }
@@ -158,7 +158,7 @@ MW_SYS_ENTER(connect)
 MW_SYS_EXIT(connect)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	struct sock *sk;
 
 	if (!e)
@@ -174,7 +174,7 @@ MW_SYS_EXIT(connect)
 MW_SYS_EXIT(bind)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_BIND, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_BIND, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	struct sock *sk;
 
 	if (!e)
@@ -189,7 +189,7 @@ MW_SYS_EXIT(bind)
 MW_SYS_EXIT(listen)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_LISTEN, ctx->ret, MW_INT(0), MW_INT(1), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_LISTEN, ret, MW_INT(0), MW_INT(1), 0, 0);
 	struct sock *sk;
 
 	if (!e)
@@ -216,10 +216,10 @@ static __always_inline int mw_accept_enter(__u16 op)
 	return mw_sys_plain(&s);
 }
 
-static __always_inline int mw_accept_exit(struct trace_event_raw_sys_exit *ctx, __u16 op)
+static __always_inline int mw_accept_exit(long ret, __u16 op)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, op, ctx->ret, MW_INT(0),
+	struct mw_event *e = mw_sys_begin(&s, op, ret, MW_INT(0),
 					  op == MW_OP_ACCEPT4 ? MW_INT(3) : 0, 0, 0);
 	const void *uaddr;
 	struct sock *sk;
@@ -228,11 +228,11 @@ static __always_inline int mw_accept_exit(struct trace_event_raw_sys_exit *ctx, 
 	if (!e)
 		return 0;
 	mw_inflight_end();
-	if (ctx->ret < 0) {
+	if (ret < 0) {
 		mw_sock_kind(e, mw_iarg(&s, 0));
 		return mw_sys_plain(&s);
 	}
-	sk = mw_sock_kind(e, (int)ctx->ret);
+	sk = mw_sock_kind(e, (int)ret);
 	uaddr = mw_uptr(&s, 1);
 	if (uaddr && bpf_probe_read_user(&len, sizeof(len), mw_uptr(&s, 2)) == 0 && len > 0)
 		mw_slot_bytes(&s.r, MW_S_DATA, uaddr, (__u32)len, MW_SOCKADDR_MAX, true);
@@ -248,7 +248,7 @@ MW_SYS_ENTER(accept)
 
 MW_SYS_EXIT(accept)
 {
-	return mw_accept_exit(ctx, MW_OP_ACCEPT);
+	return mw_accept_exit(ret, MW_OP_ACCEPT);
 }
 
 MW_SYS_ENTER(accept4)
@@ -258,7 +258,7 @@ MW_SYS_ENTER(accept4)
 
 MW_SYS_EXIT(accept4)
 {
-	return mw_accept_exit(ctx, MW_OP_ACCEPT4);
+	return mw_accept_exit(ret, MW_OP_ACCEPT4);
 }
 
 /* ---- sends ---------------------------------------------------------------------------------- */
@@ -285,7 +285,7 @@ static __always_inline int mw_send_finish(struct mw_sys *s, struct sock *sk, __u
 MW_SYS_EXIT(sendto)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDTO, ctx->ret, MW_INT(0), MW_LONG(2), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDTO, ret, MW_INT(0), MW_LONG(2), 0, 0);
 	const void *addr;
 	struct sock *sk;
 	__u32 data_off;
@@ -321,7 +321,7 @@ static __always_inline bool mw_msghdr(struct mw_sys *s, const struct user_msghdr
 MW_SYS_EXIT(sendmsg)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMSG, ctx->ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMSG, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	struct iovec iov;
 	struct sock *sk;
 	__u32 data_off;
@@ -372,12 +372,12 @@ MW_SYS_EXIT(sendmmsg)
 	if (!mw_is_tracked())
 		return 0;
 	regs = mw_regs();
-	c.ret = ctx->ret;
+	c.ret = ret;
 	c.fd = (int)mw_arg(regs, 0);
 	c.vec = (const struct mmsghdr *)mw_arg(regs, 1);
 	n = (__u32)mw_arg(regs, 2);
-	if (ctx->ret > 0 && (__u32)ctx->ret < n)
-		n = (__u32)ctx->ret; /* only the messages that were sent */
+	if (ret > 0 && (__u32)ret < n)
+		n = (__u32)ret; /* only the messages that were sent */
 	bpf_loop(n > 8 ? 8 : n, mw_mmsg_one, &c, 0);
 	return 0;
 }

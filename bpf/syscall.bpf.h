@@ -2,10 +2,17 @@
 /*
  * syscall.bpf.h - what every syscall handler shares on top of common.bpf.h.
  *
- * Handlers run at sys_exit_<name>: the result is in the tracepoint context, the arguments are
- * read back from the task's saved user registers (the kernel does not modify them), so one
- * program per syscall records arguments and result together. Integer arguments are narrowed to
- * the width the kernel reads: the upper half of an `int` register is undefined by the ABI.
+ * Two dispatchers sit on the kernel's raw syscall tracepoints (tp_btf sys_enter / sys_exit) and
+ * tail-call the handler of the syscall in progress through a program array indexed by syscall
+ * number (filled by the collector); a syscall nobody handles costs one failed tail call. One
+ * attachment per direction instead of one perf event per syscall: attaching needs no tracefs,
+ * and detaching costs two RCU grace periods, not eighty (each syscall tracepoint's unregister
+ * waits for one, serialised by the kernel's event_mutex).
+ *
+ * Handlers run at exit: the result is the tracepoint's `ret`, the arguments are read back from
+ * the task's saved user registers (the kernel does not modify them), so one program per syscall
+ * records arguments and result together. Integer arguments are narrowed to the width the kernel
+ * reads: the upper half of an `int` register is undefined by the ABI.
  *
  * A few syscalls may block for long (connect, accept, opens of FIFOs): their sys_enter program
  * stashes the call in `inflight` (and, for connect/accept, emits an entry-time record) so that a
@@ -22,12 +29,14 @@
 #define MW_LONG(i) ((i) | 0x400) /* long, size_t, pointers-as-values */
 #define MW_NONE	   0
 
+/* Handlers are loaded but never attached themselves: the collector puts each in the program
+ * array slot of the syscall its name ends with (handle_sys_exit_openat -> __NR_openat). */
 #define MW_SYS_EXIT(name)                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int handle_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)
+	SEC("tp_btf/sys_exit")                                                                     \
+	int BPF_PROG(handle_sys_exit_##name, struct pt_regs *regs_unused, long ret)
 #define MW_SYS_ENTER(name)                                                                         \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
-	int handle_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)
+	SEC("tp_btf/sys_enter")                                                                    \
+	int BPF_PROG(handle_sys_enter_##name, struct pt_regs *regs_unused, long id)
 
 /* Syscall argument i (0..5) from the saved user registers. */
 static __always_inline __u64 mw_arg(struct pt_regs *regs, int i)

@@ -11,7 +11,7 @@ MW_SYS_EXIT(io_uring_setup)
 {
 	struct io_uring_params p = {};
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_IO_URING_SETUP, ctx->ret, MW_UINT(0), 0, 0, 0);
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_IO_URING_SETUP, ret, MW_UINT(0), 0, 0, 0);
 
 	if (!e)
 		return 0;
@@ -24,7 +24,7 @@ MW_SYS_EXIT(io_uring_enter)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_IO_URING_ENTER, ctx->ret, MW_INT(0), MW_UINT(1), MW_UINT(2),
+	if (!mw_sys_begin(&s, MW_OP_IO_URING_ENTER, ret, MW_INT(0), MW_UINT(1), MW_UINT(2),
 			  MW_UINT(3)))
 		return 0;
 	return mw_sys_plain(&s);
@@ -34,7 +34,7 @@ MW_SYS_EXIT(io_uring_register)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_IO_URING_REGISTER, ctx->ret, MW_INT(0), MW_UINT(1), MW_UINT(3),
+	if (!mw_sys_begin(&s, MW_OP_IO_URING_REGISTER, ret, MW_INT(0), MW_UINT(1), MW_UINT(3),
 			  0))
 		return 0;
 	return mw_sys_plain(&s);

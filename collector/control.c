@@ -76,15 +76,26 @@ static int adopt_fd(int fd)
 	return fd;
 }
 
-struct control *control__open(const char *path, int fd, uid_t uid, gid_t gid)
+struct control *control__new_unbound(void)
 {
 	struct control *c = malloc(sizeof(*c));
-	int err;
 
 	if (!c)
 		return NULL;
 	c->len = 0;
 	c->discarding = false;
+	c->fifo = false;
+	c->fd = -1;
+	return c;
+}
+
+struct control *control__open(const char *path, int fd, uid_t uid, gid_t gid)
+{
+	struct control *c = control__new_unbound();
+	int err;
+
+	if (!c)
+		return NULL;
 	c->fifo = path != NULL;
 	c->fd = path ? open_fifo(path, uid, gid) : adopt_fd(fd);
 	if (c->fd < 0) {
@@ -110,9 +121,8 @@ int control__fd(const struct control *c)
 	return c->fd;
 }
 
-/* Adds bytes to the current line; a line reaching the limit is handed over cut. */
-static int take(struct control *c, const uint8_t *p, size_t n, uint64_t ts, control_line_fn fn,
-		void *ctx)
+int control__feed(struct control *c, const uint8_t *p, size_t n, uint64_t ts, control_line_fn fn,
+		  void *ctx)
 {
 	while (n) {
 		const uint8_t *nl = memchr(p, '\n', n);
@@ -162,7 +172,7 @@ int control__read(struct control *c, control_line_fn fn, void *ctx)
 			return errno == EAGAIN ? 0 : -errno;
 		if (n == 0)
 			return 1; /* --control-fd: the writer closed it */
-		err = take(c, buf, (size_t)n, boottime_ns(), fn, ctx);
+		err = control__feed(c, buf, (size_t)n, boottime_ns(), fn, ctx);
 		if (err)
 			return err;
 		total += (size_t)n;

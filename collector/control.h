@@ -29,6 +29,12 @@ int control__fd(const struct control *c);
  * 0, 1 when the writer side is gone for good (--control-fd at EOF), or -errno. */
 int control__read(struct control *c, control_line_fn fn, void *ctx);
 
+/* The line splitter alone, for tests and fuzzing: a reader bound to no descriptor, fed bytes
+ * with control__feed (what control__read does with each read). */
+struct control *control__new_unbound(void);
+int control__feed(struct control *c, const uint8_t *p, size_t n, uint64_t ts, control_line_fn fn,
+		  void *ctx);
+
 /* Hands over a line still unterminated when recording stops, flagged cut. */
 int control__flush(struct control *c, control_line_fn fn, void *ctx);
 

@@ -5,7 +5,6 @@
  * choice is settled between __open and __load, never with open_and_load.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +20,20 @@
 #include "encode.h"
 #include "loader.h"
 #include "log.h"
+#include "syscalls.h"
+#include "tracefs.h"
+
+struct handler {
+	struct bpf_program *prog;
+	uint32_t nr;
+	bool enter;
+};
 
 struct loader {
 	struct mcpwitness *skel;
+	struct handler handlers[MW_MAX_SYSCALLS];
+	size_t n_handlers;
+	bool tracefs_mounted;
 	struct ring_buffer *ring;
 	loader_record_fn on_record;
 	void *ctx;
@@ -45,6 +55,24 @@ static void __attribute__((format(printf, 2, 3))) loader_note(struct loader *l, 
 		l->notes[l->n_notes++] = strdup(buf);
 }
 
+/* MCPWITNESS_HIDE_HOOKS=a,b makes the loader treat the tp_btf hooks a and b as missing, so the
+ * path a kernel without them takes (program disabled before load, a note in the trace header
+ * and on stderr, the rest running) can be tested on a kernel that has them. It can only ever
+ * switch a program off, and says so where a real absence would be said. */
+#define HIDE_HOOKS_ENV "MCPWITNESS_HIDE_HOOKS"
+
+static bool hook_hidden(const char *hook)
+{
+	const char *list = getenv(HIDE_HOOKS_ENV), *p;
+	size_t n = strlen(hook);
+
+	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (!strncmp(p, hook, n) && (p[n] == ',' || p[n] == 0))
+			return true;
+	}
+	return false;
+}
+
 /* Whether the hook named by a program's section exists on this kernel. */
 static bool hook_exists(const char *sec, const struct btf *vmlinux)
 {
@@ -58,10 +86,63 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 		return access(path, F_OK) == 0;
 	}
 	if (!strncmp(sec, "tp_btf/", 7)) {
+		if (hook_hidden(sec + 7))
+			return false;
 		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 		return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
 	}
 	return true;
+}
+
+/* Per-syscall handlers are not attached: they wait in the program arrays the dispatchers
+ * tail-call through. Returns true when prog is one (and records its slot). */
+static bool take_handler(struct loader *l, struct bpf_program *prog)
+{
+	static const char exit_prefix[] = "handle_sys_exit_", enter_prefix[] = "handle_sys_enter_";
+	const char *name = bpf_program__name(prog);
+	bool enter = !strncmp(name, enter_prefix, sizeof(enter_prefix) - 1);
+	long nr;
+
+	if (!enter && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
+		return false;
+	bpf_program__set_autoattach(prog, false);
+	nr = syscall_number(name + (enter ? sizeof(enter_prefix) : sizeof(exit_prefix)) - 1);
+	if (nr < 0 || nr >= MW_MAX_SYSCALLS || l->n_handlers == MW_MAX_SYSCALLS) {
+		bpf_program__set_autoload(prog, false);
+		loader_note(l, "program %s disabled: no such syscall on this architecture", name);
+		return true;
+	}
+	l->handlers[l->n_handlers++] = (struct handler){ prog, (uint32_t)nr, enter };
+	return true;
+}
+
+/* Fills the dispatchers' program arrays with the loaded handlers. */
+static int place_handlers(struct loader *l)
+{
+	int exit_fd = bpf_map__fd(l->skel->maps.sys_exit_progs);
+	int enter_fd = bpf_map__fd(l->skel->maps.sys_enter_progs);
+
+	for (size_t i = 0; i < l->n_handlers; i++) {
+		int fd = bpf_program__fd(l->handlers[i].prog);
+
+		if (bpf_map_update_elem(l->handlers[i].enter ? enter_fd : exit_fd,
+					&l->handlers[i].nr, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* tracefs is needed only by tracepoint/ programs (the syscall path uses raw tracepoints). */
+static int mount_tracefs_if_needed(struct loader *l)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		if (bpf_program__autoload(prog) &&
+		    !strncmp(bpf_program__section_name(prog), "tracepoint/", 11))
+			return tracefs_ensure(&l->tracefs_mounted);
+	}
+	return 0;
 }
 
 static void disable_missing_hooks(struct loader *l)
@@ -74,11 +155,13 @@ static void disable_missing_hooks(struct loader *l)
 	bpf_object__for_each_program(prog, l->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 
-		if (hook_exists(sec, vmlinux))
+		if (take_handler(l, prog) || hook_exists(sec, vmlinux))
 			continue;
 		bpf_program__set_autoload(prog, false);
-		loader_note(l, "program %s disabled: this kernel has no hook %s",
-			    bpf_program__name(prog), sec);
+		loader_note(l, "program %s disabled: this kernel has no hook %s%s",
+			    bpf_program__name(prog), sec,
+			    hook_hidden(strchr(sec, '/') ? strchr(sec, '/') + 1 : sec) ?
+				    " (hidden by " HIDE_HOOKS_ENV ")" : "");
 	}
 	btf__free(vmlinux);
 }
@@ -112,7 +195,7 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 	}
 	s->rodata->mw_wakeup_bytes = o->ringbuf_bytes / 8;
 	disable_missing_hooks(l);
-	return 0;
+	return mount_tracefs_if_needed(l);
 }
 
 struct loader *loader__new(const struct loader_opts *o)
@@ -141,6 +224,11 @@ struct loader *loader__new(const struct loader_opts *o)
 		      strerror(-err));
 		goto fail;
 	}
+	err = place_handlers(l);
+	if (err) {
+		p_err("failed to set up the syscall dispatch: %s", strerror(-err));
+		goto fail;
+	}
 	err = mcpwitness__attach(l->skel);
 	if (err) {
 		p_err("failed to attach the BPF programs: %s", strerror(-err));
@@ -159,55 +247,6 @@ fail:
 	return NULL;
 }
 
-#define DETACH_THREADS 16
-
-struct detach_job {
-	struct bpf_link **links;
-	size_t n, stride, first;
-};
-
-static void *detach_some(void *arg)
-{
-	struct detach_job *j = arg;
-
-	for (size_t i = j->first; i < j->n; i += j->stride)
-		bpf_link__destroy(j->links[i]);
-	return NULL;
-}
-
-/* Detaching a syscall tracepoint waits for an RCU grace period (tens of milliseconds on a
- * kernel with faultable syscall tracepoints); one after the other, eighty of them take
- * seconds. Concurrent waiters share grace periods, so the links are destroyed from a few
- * threads at once; whatever a thread could not take is destroyed here. */
-static void detach_all(struct loader *l)
-{
-	const struct bpf_object_skeleton *sk = l->skel->skeleton;
-	struct bpf_link *links[256];
-	struct detach_job jobs[DETACH_THREADS];
-	pthread_t tids[DETACH_THREADS];
-	bool started[DETACH_THREADS] = { false };
-	size_t n = 0, t;
-	int i;
-
-	for (i = 0; i < sk->prog_cnt && n < 256; i++) {
-		if (*sk->progs[i].link) {
-			links[n++] = *sk->progs[i].link;
-			*sk->progs[i].link = NULL;
-		}
-	}
-	for (t = 0; t < DETACH_THREADS; t++) {
-		jobs[t] = (struct detach_job){ .links = links, .n = n, .stride = DETACH_THREADS,
-					       .first = t };
-		started[t] = pthread_create(&tids[t], NULL, detach_some, &jobs[t]) == 0;
-	}
-	for (t = 0; t < DETACH_THREADS; t++) {
-		if (started[t])
-			pthread_join(tids[t], NULL);
-		else
-			detach_some(&jobs[t]);
-	}
-}
-
 void loader__free(struct loader *l)
 {
 	size_t i;
@@ -215,9 +254,8 @@ void loader__free(struct loader *l)
 	if (!l)
 		return;
 	ring_buffer__free(l->ring);
-	if (l->skel)
-		detach_all(l);
 	mcpwitness__destroy(l->skel);
+	tracefs_release(l->tracefs_mounted);
 	for (i = 0; i < l->n_notes; i++)
 		free(l->notes[i]);
 	free(l);
@@ -312,6 +350,15 @@ int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS])
 			totals[reason] += percpu[cpu];
 	}
 	free(percpu);
+	return 0;
+}
+
+int loader__next_seq(struct loader *l, uint64_t *next)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.seqno), &zero, next))
+		return -errno;
 	return 0;
 }
 

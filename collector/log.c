@@ -21,7 +21,8 @@ enum log_level log_get_level(void)
 	return current_level;
 }
 
-static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_vmsg(enum log_level level, const char *fmt,
+							      va_list ap)
 {
 	if (level > current_level)
 		return;
@@ -42,7 +43,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_level level,
+							      const char *fmt, va_list ap)
 {
 	/* libbpf warnings are mostly about features it probes for; they matter only with -v */
 	enum log_level mine = level == LIBBPF_DEBUG ? LOG_DEBUG + 1 : LOG_DEBUG;

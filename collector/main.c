@@ -3,8 +3,9 @@
  * judgements: what the monitored MCP server and its descendants did, as the kernel saw it,
  * into a signed trace that the unprivileged analyzer checks and interprets elsewhere.
  *
- * The order is the one DESIGN.md section 10 fixes: options, signing key, tracefs, BPF, output,
- * launch; then the recording loop.
+ * The order is the one DESIGN.md section 10 fixes: options, signing key, BPF (mounting tracefs
+ * only if a program needs it), output, launch or attach, privilege drop (sandbox.c); then the
+ * recording loop, which needs nothing the sandbox took away.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,8 +27,8 @@
 #include "options.h"
 #include "output.h"
 #include "privs.h"
+#include "sandbox.h"
 #include "session.h"
-#include "tracefs.h"
 
 #define EXIT_SETUP 2
 
@@ -35,7 +36,6 @@ struct collector {
 	struct options opts;
 	struct launch_cred cred;
 	struct mcpt_signer *signer;
-	bool tracefs_mounted;
 	struct session session;
 	struct loader *bpf;
 	int out_fd;
@@ -185,12 +185,12 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		return privs_check(false);
+		return privs_check();
 	}
 	err = launch_resolve_cred(&c->opts, &c->cred);
 	if (err)
 		return err;
-	return privs_check(c->cred.uid != getuid() || c->cred.gid != getgid());
+	return privs_check();
 }
 
 static int open_control(struct collector *c)
@@ -230,9 +230,7 @@ static int setup(struct collector *c)
 		p_err("%s", err_msg);
 		return -EPERM;
 	}
-	err = tracefs_ensure(&c->tracefs_mounted);
-	if (!err)
-		err = session_init(&c->session, &c->opts);
+	err = session_init(&c->session, &c->opts);
 	if (err)
 		return err;
 	c->bpf = loader__new(&lo);
@@ -242,9 +240,11 @@ static int setup(struct collector *c)
 	err = open_output(c);
 	if (!err)
 		err = open_control(c);
-	if (err)
-		return err;
-	return c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	if (!err)
+		err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	if (!err)
+		err = sandbox_enter(c->cred.uid);
+	return err;
 }
 
 static void teardown(struct collector *c)
@@ -258,7 +258,6 @@ static void teardown(struct collector *c)
 	session_fini(&c->session);
 	control__free(c->control);
 	loader__free(c->bpf);
-	tracefs_release(c->tracefs_mounted);
 	if (c->out_fd >= 0)
 		close(c->out_fd);
 	mcpt_signer_free(c->signer);

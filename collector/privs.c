@@ -30,19 +30,19 @@ static int effective_caps(unsigned long long *caps)
 	return 0;
 }
 
-int privs_check(bool need_setid)
+int privs_check(void)
 {
 	static const struct {
 		int cap;
 		const char *name;
-		bool setid;
 	} needed[] = {
-		{ CAP_BPF, "CAP_BPF", false },
-		{ CAP_PERFMON, "CAP_PERFMON", false },
-		{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", false }, /* tracefs mount, bpf_task_pt_regs */
-		{ CAP_SETUID, "CAP_SETUID", true },
-		{ CAP_SETGID, "CAP_SETGID", true },
-		{ CAP_KILL, "CAP_KILL", true }, /* forwarding signals to another uid */
+		{ CAP_BPF, "CAP_BPF" },
+		{ CAP_PERFMON, "CAP_PERFMON" },
+		{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" }, /* bpf_task_pt_regs, BTF-typed reads */
+		{ CAP_SETUID, "CAP_SETUID" },	/* launch as the user; our own drop */
+		{ CAP_SETGID, "CAP_SETGID" },
+		{ CAP_SETPCAP, "CAP_SETPCAP" },	/* shrinking our bounding set */
+		{ CAP_KILL, "CAP_KILL" },	/* forwarding signals to another uid */
 	};
 	unsigned long long caps = 0;
 	char missing[160] = "";
@@ -54,7 +54,7 @@ int privs_check(bool need_setid)
 		return err;
 	}
 	for (i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
-		if ((caps >> needed[i].cap) & 1 || (needed[i].setid && !need_setid))
+		if ((caps >> needed[i].cap) & 1)
 			continue;
 		if (*missing)
 			strncat(missing, ", ", sizeof(missing) - strlen(missing) - 1);

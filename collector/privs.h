@@ -5,10 +5,10 @@
 #ifndef MW_COLLECTOR_PRIVS_H
 #define MW_COLLECTOR_PRIVS_H
 
-#include <stdbool.h>
 
-/* Checks the effective capability set. need_setid: COMMAND will run as another user. Returns 0
- * or -EPERM after one line naming every missing capability. */
-int privs_check(bool need_setid);
+/* Checks the effective capability set holds what setup needs (BPF, the launch as another user,
+ * the collector's own privilege drop). Returns 0 or -EPERM after one line naming every missing
+ * capability. */
+int privs_check(void);
 
 #endif

@@ -31,6 +31,10 @@
 #define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
 #define MAX_ALIVE_SCAN 4096
 #define MARK_SEAL_MS   10 /* at most 100 call-end seals per second (TRACE-FORMAT.md 4.7) */
+/* Records drained per loop turn: a server flooding the ring must not starve signal forwarding,
+ * the control channel, timed seals and loss accounting (the drain would otherwise run as
+ * long as the flood does). */
+#define DRAIN_BUDGET   4096
 
 static const Mcpt__LossSource loss_source[MW_LOSS_REASONS] = {
 	[MW_LOSS_RINGBUF_FULL] = MCPT__LOSS_SOURCE__RINGBUF_RESERVE_FAIL,
@@ -90,7 +94,7 @@ static int on_stdio(struct session *s, const struct mw_event *ev, size_t size)
 		return 0;
 	}
 	if (append(s, MCPT_T_STDIO, &frame.base, ev->ts))
-		return -1;
+		return -EIO;
 	if (frame.dir == MCPT__STDIO_FRAME__DIR__WRITE && frame.last)
 		seal_after_write(s);
 	return 0;
@@ -140,32 +144,45 @@ static void read_control(struct session *s)
 	}
 }
 
+/* Stops ring_buffer__consume (a negative return does) once this turn's budget is spent. */
+static int budget_spent(struct session *s)
+{
+	return ++s->drained_this_turn >= DRAIN_BUDGET ? -EAGAIN : 0;
+}
+
 int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 {
 	struct session *s = ctx;
 	struct encoded_event enc;
+	int err;
 
-	if (ev->seq > s->max_seq)
-		s->max_seq = ev->seq;
 	if (encode_is_stdio(ev)) {
 		s->records++;
-		return on_stdio(s, ev, size);
+		err = on_stdio(s, ev, size);
+		return err ? err : budget_spent(s);
 	}
 	if (encode_event(ev, size, &enc)) {
 		p_warn("dropping a malformed kernel record (%zu bytes)", size);
-		return 0;
+		return budget_spent(s);
 	}
 	s->records++;
-	return append(s, MCPT_T_EVENT, &enc.msg.base, ev->ts) ? -1 : 0;
+	return append(s, MCPT_T_EVENT, &enc.msg.base, ev->ts) ? -EIO : budget_spent(s);
 }
 
-/* Writes a Loss record for every reason whose kernel counter grew since the last call. */
+/* Writes a Loss record for every reason whose kernel counter grew since the last call, with the
+ * range of sequence numbers the lost records had. The range comes from the kernel's sequence
+ * counter, not from the records drained: a record is numbered before it is reserved, so one
+ * lost after the last drain can carry a number above every record received. The counter is
+ * read before the loss counters (start of the next range: a record counted lost later was
+ * numbered after it, unless its program was preempted between the two) and after them (every
+ * record counted lost now was numbered before). */
 static void flush_losses(struct session *s)
 {
-	uint64_t totals[MW_LOSS_REASONS];
+	uint64_t totals[MW_LOSS_REASONS], before, after;
 	uint32_t r;
 
-	if (s->write_err || loader__losses(s->bpf, totals))
+	if (s->write_err || loader__next_seq(s->bpf, &before) || loader__losses(s->bpf, totals) ||
+	    loader__next_seq(s->bpf, &after))
 		return;
 	for (r = 0; r < MW_LOSS_REASONS; r++) {
 		Mcpt__Loss loss = MCPT__LOSS__INIT;
@@ -177,17 +194,21 @@ static void flush_losses(struct session *s)
 		loss.delta = totals[r] - s->loss_seen[r];
 		loss.cumulative = totals[r];
 		loss.first_seq = s->loss_seq;
-		loss.last_seq = s->max_seq;
+		loss.last_seq = after ? after - 1 : 0;
 		if (append(s, MCPT_T_LOSS, &loss.base, 0))
 			return;
 		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
 			return;
 		s->loss_seen[r] = totals[r];
-		p_warn("%llu events lost (%s)", (unsigned long long)loss.delta,
-		       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
-							    loss.src)->name);
+		if (r == MW_LOSS_CHAN_CUT)
+			p_warn("%llu call(s) moved channel bytes that were not captured (splice, "
+			       "sendfile or over the capture limit)", (unsigned long long)loss.delta);
+		else
+			p_warn("%llu event(s) lost (%s)", (unsigned long long)loss.delta,
+			       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
+								    loss.src)->name);
 	}
-	s->loss_seq = s->max_seq;
+	s->loss_seq = before;
 }
 
 int session_init(struct session *s, const struct options *opts)
@@ -336,10 +357,14 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 {
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
 	char link[64], exe[PATH_MAX];
-	ssize_t len;
+	ssize_t len = 0;
 
-	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-	len = readlink(link, exe, sizeof(exe));
+	/* Only before the sandbox (attach seeding): afterwards /proc/PID of another uid is closed
+	 * to us and readlink is not in the allow-list; exec records name every executable. */
+	if (kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END) {
+		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+		len = readlink(link, exe, sizeof(exe));
+	}
 	pi.ts = now_ns(CLOCK_BOOTTIME);
 	pi.kind = kind;
 	pi.pid = pid;
@@ -385,14 +410,19 @@ static int wait_step(struct session *s)
 		set_write_err(s, tick, "seal");
 	else if (tick >= 0 && tick < timeout)
 		timeout = tick;
+	if (s->ring_backlog)
+		timeout = 0; /* the last drain stopped at its budget: more is waiting */
 	n = epoll_wait(s->epfd, evs, 4, timeout);
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	handle_signals(s);
 	check_attached_target(s);
 	read_control(s);
-	if (loader__drain(s->bpf) < 0 && !s->write_err)
-		p_warn("failed to drain the ring buffer");
+	s->drained_this_turn = 0;
+	n = loader__drain(s->bpf);
+	s->ring_backlog = n == -EAGAIN;
+	if (n < 0 && n != -EAGAIN && !s->write_err)
+		p_warn("failed to drain the ring buffer: %s", strerror(-n));
 	flush_losses(s);
 	if (s->seal_pending && !s->write_err) {
 		s->seal_pending = false;
@@ -441,7 +471,9 @@ int session_run(struct session *s)
 			break;
 		}
 	}
-	loader__drain(s->bpf);
+	do { /* everything the kernel still holds, whatever the budget */
+		s->drained_this_turn = 0;
+	} while (loader__drain(s->bpf) == -EAGAIN && !s->write_err);
 	read_control(s);
 	if (s->control && !s->write_err)
 		control__flush(s->control, on_control_line, s);

@@ -117,7 +117,8 @@ class Listener:
 
 
 def collect_cmd(trace, keys, command, user="nobody", extra=()):
-    cmd = [COLLECT, "-o", trace, "-k", keys.secret]
+    """The collector's command line; trace None = the output is given in extra."""
+    cmd = [COLLECT, "-k", keys.secret] + (["-o", trace] if trace else [])
     if user:
         cmd += ["--user", user]
     return cmd + list(extra) + ["--"] + list(command)
@@ -156,24 +157,54 @@ def analyze_json(trace, keys, policies=(DEFAULT_POLICY,), extra=()):
 
 
 def leftover_programs(prefix="handle_"):
-    """Our BPF programs (by name prefix) still loaded and held by a process of this test (a
-    collector that did not exit) or pinned in bpffs (leaked past every process). Programs of
-    other collectors running on the machine at the same time are not counted; that includes
-    programs with no owner in sight, since a collector in another PID namespace (another
-    container on this kernel) holds its programs through processes we cannot see, and an
-    unpinned program nobody holds is freed by the kernel."""
-    r = run(["bpftool", "prog", "show", "--json", "-f"])
+    """Our BPF programs (by name prefix) still held by a process of this test (a collector that
+    did not exit), or pinned in bpffs. A program nobody holds and nobody pinned is being freed
+    (the kernel releases it asynchronously after its last reference, e.g. another collector on
+    the machine that just exited): it cannot stay, so it is not a leak. Programs of other
+    collectors running at the same time are not counted."""
+    r = run(["bpftool", "prog", "show", "--json"])
     if r.returncode != 0:
         return []
+    progs = [p for p in json.loads(r.stdout or "[]") if p.get("name", "").startswith(prefix)]
+    holders = None
+    if progs and not any("pids" in p for p in progs):
+        holders = _prog_holders()  # a bpftool built without its pid iterator lists no owners
     me = os.getpid()
     left = []
-    for p in json.loads(r.stdout or "[]"):
-        if not p.get("name", "").startswith(prefix):
-            continue
-        owners = [o["pid"] for o in p.get("pids", [])]
-        if p.get("pinned") or any(_descends_from(pid, me) for pid in owners):
+    for p in progs:
+        owners = holders.get(p["id"], []) if holders is not None else \
+            [o["pid"] for o in p.get("pids", [])]
+        if any(_descends_from(pid, me) for pid in owners):
             left.append((p["name"], owners))
-    return left
+    return left + _our_pins(prefix)
+
+
+def _our_pins(prefix):
+    """Programs of ours pinned anywhere under /sys/fs/bpf (the collector never pins)."""
+    pins = []
+    for root, _, files in os.walk("/sys/fs/bpf"):
+        pins += [("pinned", os.path.join(root, f)) for f in files if f.startswith(prefix)]
+    return pins
+
+
+def _prog_holders():
+    """prog id -> pids of the processes holding it through a program or link fd, from
+    /proc/PID/fdinfo (what bpftool's pid iterator reports, where bpftool has one)."""
+    holders = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir("/proc/%s/fdinfo" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]), []).append(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
 
 
 def _descends_from(pid, ancestor):

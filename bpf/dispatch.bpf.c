@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * dispatch.bpf.c - the only programs attached to the syscall path. They run for every syscall
+ * of every process on the host, so they do as little as possible: read the syscall number and
+ * tail-call its handler (see syscall.bpf.h); the handler tests membership first. A syscall with
+ * no handler costs a failed tail call and nothing else.
+ */
+#include "syscall.bpf.h"
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mw_dispatch_exit, struct pt_regs *regs, long ret)
+{
+#if defined(__TARGET_ARCH_x86)
+	long nr = regs->orig_ax;
+#else
+	long nr = mw_syscall_nr(regs);
+#endif
+
+	bpf_tail_call(ctx, &sys_exit_progs, (__u32)nr);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(mw_dispatch_enter, struct pt_regs *regs, long id)
+{
+	bpf_tail_call(ctx, &sys_enter_progs, (__u32)id);
+	return 0;
+}
