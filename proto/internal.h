@@ -139,7 +139,7 @@ bool mcpt_canonical(const ProtobufCMessage *msg, const uint8_t *bytes, size_t le
 		    struct mcpt_buf *scratch);
 uint64_t *mcpt_loss_field(Mcpt__LossTotals *t, unsigned src); /* NULL for an unknown source */
 const char *mcpt_loss_name(unsigned src);
-#define MCPT_LOSS_SOURCES 9 /* LossSource values 1..8 are counted */
+#define MCPT_LOSS_SOURCES 10 /* LossSource values 1..9 are counted */
 
 /* ---- keys.c ---- */
 

@@ -10,13 +10,15 @@
  *   seals:  signed empty seals closer together than the writer's policy give W_SEAL_FLOOD (not
  *           for heartbeats or for a MARK-rate trace); the cap on empty seals stops reading
  *           with E_LIMIT; the cap on bad segments stops a flood of forged seals; 300000
- *           unknown-type records and thousands of epoch certificates give one warning.
+ *           unknown-type records and thousands of epoch certificates give one warning;
+ *   loss:   every LossSource of the schema is carried in the signed totals and warned about.
  */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "trace_testlib.h"
@@ -294,6 +296,54 @@ START_TEST(test_unknown_flood)
 }
 END_TEST
 
+/* Every LossSource of the schema is carried in the signed totals and warned about: a source
+ * the library did not know (TRACK_FULL) used to make mcpt_writer__set_loss fail, so the
+ * collector's totals stopped there and verify never reported that loss. */
+START_TEST(test_every_loss_source)
+{
+	const ProtobufCEnumDescriptor *d = &mcpt__loss_source__descriptor;
+	struct tl_verify vo = {.key = 1};
+	struct mcpt_signer *s = tl_signer(1);
+	struct mcpt_writer_opts o = {0};
+	struct mcpt_report rep;
+	struct tl_clock clk;
+	Mcpt__Header h;
+	Mcpt__Host host;
+	Mcpt__Kernel k;
+	Mcpt__ClockSample cs;
+	struct mcpt_writer *w;
+	struct tl_bytes t;
+	int fd = memfd_create("loss", MFD_CLOEXEC);
+	unsigned sources = 0;
+
+	tl_clock_init(&clk, 1000000);
+	tl_header(&h, &host, &k, &cs);
+	o.clock = &clk.clock;
+	w = mcpt_writer__new(fd, &h, s, &o);
+	ck_assert_ptr_nonnull(w);
+	for (unsigned i = 0; i < d->n_values; i++) {
+		if (d->values[i].value == 0)
+			continue;
+		ck_assert_msg(mcpt_writer__set_loss(w, (Mcpt__LossSource)d->values[i].value, 5) ==
+				      0,
+			      "source %s", d->values[i].name);
+		sources++;
+	}
+	ck_assert_int_eq(mcpt_writer__finish(w, MCPT__END_REASON__END_CLEAN), 0);
+	mcpt_writer__free(w);
+	mcpt_signer_free(s);
+	tl_slurp(fd, &t);
+	close(fd);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &vo, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_COMPLETE);
+	ck_assert_uint_eq(rep.n_warnings, sources); /* one W_LOSS per source, nothing else */
+	ck_assert_uint_eq(rep.loss.track_full, 5);
+	ck_assert_ptr_nonnull(strstr(rep.warnings[sources - 1].text, "5 lost (track_full)"));
+	mcpt_report__fini(&rep);
+	tl_bytes_free(&t);
+}
+END_TEST
+
 Suite *trace_limits_suite(void)
 {
 	Suite *s = suite_create("trace_limits");
@@ -309,6 +359,7 @@ Suite *trace_limits_suite(void)
 	tcase_add_test(tc, test_empty_seal_cap);
 	tcase_add_test(tc, test_bad_segment_cap);
 	tcase_add_test(tc, test_unknown_flood);
+	tcase_add_test(tc, test_every_loss_source);
 	suite_add_tcase(s, tc);
 	return s;
 }
