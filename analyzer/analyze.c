@@ -27,6 +27,7 @@ struct run {
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
+	uint64_t released; /* records handed over by the verifier */
 };
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
@@ -78,6 +79,7 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	int rc = 0;
 
 	pass_digest_add(&r->dg, rr->rec);
+	r->released++;
 	if (!rr->msg)
 		return 0;
 	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
@@ -106,10 +108,13 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 
 static int read_trace(struct run *r)
 {
-	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned};
+	/* with --verify-before-release the second pass sees only released records: fewer than
+	 * the first, which pass_changed does not take for a change */
+	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned,
+				 .hold_segments = r->o->verify_before_release};
 	struct pass_digest first;
 	uint8_t d1[32], d2[32];
-	char err[512];
+	char err[REPLAY_MESSAGE_MAX];
 	int fd, rc;
 
 	if (!r->o->no_verify) {
@@ -138,16 +143,53 @@ static int read_trace(struct run *r)
 	rc = rc ?: engine__finish(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
-	if (rc)
+	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
+		p_err("failed to analyze %s: %s", r->o->trace,
+		      replay_message(replay__report(r->rp), err));
+	else if (rc)
 		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
 	return rc;
 }
+
+const char *const report_format_names[FORMAT_COUNT] = {
+	[FORMAT_TEXT] = "text",
+	[FORMAT_JSON] = "json",
+};
 
 const char *analysis_verdict(const struct analysis *a)
 {
 	if (!a->verified)
 		return "NOT VERIFIED (--no-verify)";
 	return mcpt_verdict_name(a->rep->verdict);
+}
+
+void analysis_verdict_view(const struct analysis *a, struct verdict_view *v)
+{
+	const struct mcpt_report *rep = a->rep;
+
+	memset(v, 0, sizeof(*v));
+	v->verdict = analysis_verdict(a);
+	v->code = mcpt_code_name(rep->code);
+	v->message = replay_message(rep, v->buf);
+	v->signatures_checked = a->verified && rep->signatures_checked;
+	v->final = rep->final;
+	v->records = rep->records;
+	v->verified_through_record = rep->verified_through_record;
+	v->released_verified_only = a->o->verify_before_release;
+	if (v->released_verified_only)
+		v->not_released = rep->records > a->released ? rep->records - a->released : 0;
+}
+
+int report_write(FILE *out, const struct analysis *a)
+{
+	switch (a->o->format) {
+	case FORMAT_JSON:
+		return report_json(out, a);
+	case FORMAT_TEXT:
+	case FORMAT_COUNT:
+		break;
+	}
+	return report_text(out, a);
 }
 
 /* Marks findings whose record no verified seal covers. */
@@ -220,6 +262,7 @@ static int report(struct run *r, FILE *out)
 		.malformed = replay__malformed(r->rp),
 		.loss_records = r->loss_records,
 		.cm = r->cm,
+		.released = r->released,
 	};
 	int rc;
 
@@ -227,7 +270,7 @@ static int report(struct run *r, FILE *out)
 		return MW_EXIT_VERIFY;
 	mark_unproven(&a);
 	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
-	rc = r->o->format == FORMAT_JSON ? report_json(out, &a) : report_text(out, &a);
+	rc = report_write(out, &a);
 	if (!rc && (fflush(out) || ferror(out)))
 		rc = -EIO;
 	if (rc) {

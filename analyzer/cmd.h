@@ -40,6 +40,7 @@ int cmd_load_pubkey(const char *path, struct mcpt_pubkey *key);
 
 int do_keygen(int argc, char **argv);
 int do_verify(int argc, char **argv);
+int do_export(int argc, char **argv);
 int do_dump(int argc, char **argv);
 int do_analyze(int argc, char **argv);
 int do_policy(int argc, char **argv);

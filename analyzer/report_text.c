@@ -14,11 +14,17 @@
 
 static void head_trace(struct strbuf *sb, const struct analysis *a)
 {
-	char msg[REPLAY_MESSAGE_MAX];
+	struct verdict_view v;
 
-	strbuf_printf(sb, "verification: %s", analysis_verdict(a));
-	if (a->rep->message[0])
-		strbuf_printf(sb, ": %s", replay_message(a->rep, msg));
+	analysis_verdict_view(a, &v);
+	strbuf_printf(sb, "verification: %s", v.verdict);
+	if (v.message[0])
+		strbuf_printf(sb, ": %s", v.message);
+	if (v.released_verified_only)
+		strbuf_printf(sb,
+			      "\nreleased: only records whose seal verified were analyzed "
+			      "(--verify-before-release); %llu not released",
+			      (unsigned long long)v.not_released);
 	strbuf_puts(sb, "\ntrace: ");
 	if (a->hdr)
 		trace_hex(sb, &a->hdr->trace_id);
