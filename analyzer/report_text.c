@@ -134,7 +134,14 @@ static void finding_evidence(struct strbuf *sb, const struct finding *f)
 		put_quoted(sb, " opened ", f->opened_path, "");
 	if (f->addr)
 		strbuf_printf(sb, " addr %s", f->addr);
+	if (f->dns)
+		put_quoted(sb, " dns ", f->dns, "");
+	if (f->detail)
+		strbuf_printf(sb, ": %s", f->detail);
 	strbuf_putc(sb, '\n');
+	if (f->attempts)
+		strbuf_printf(sb, "  attempts: %u failed (PATH search): %s\n", f->attempts,
+			      f->attempted ? f->attempted : "?");
 }
 
 static void finding_process(struct strbuf *sb, const struct finding *f)
