@@ -264,6 +264,7 @@ static const struct {
 #define LX_O_ACCMODE 03
 #define LX_O_CREAT   0100
 #define LX_O_TRUNC   01000
+#define LX_O_TMPFILE 020000000
 
 bool event_open_writes(uint64_t flags)
 {
@@ -414,6 +415,7 @@ static void decode_open(struct ev_view *v, const struct op_info *oi)
 		v->mode = (uint32_t)arg_at(e, (size_t)oi->a_flags + 1);
 	}
 	v->write_intent = event_open_writes(v->open_flags);
+	v->has_mode = (v->open_flags & (LX_O_CREAT | LX_O_TMPFILE)) != 0;
 }
 
 static bool is_ip_addr(const struct mw_sockaddr *a)
@@ -483,6 +485,24 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 	v->differs = sock_differs(v);
 }
 
+/* The mode a chmod sets, or a creating open gives a new file. */
+static void decode_mode(struct ev_view *v)
+{
+	switch (v->op) {
+	case MCPT__OP__OP_CHMOD:
+		v->mode = (uint32_t)arg_at(v->raw, 0);
+		break;
+	case MCPT__OP__OP_FCHMOD:
+	case MCPT__OP__OP_FCHMODAT:
+	case MCPT__OP__OP_FCHMODAT2:
+		v->mode = (uint32_t)arg_at(v->raw, 1);
+		break;
+	default:
+		return;
+	}
+	v->has_mode = true;
+}
+
 static void decode_op_specific(struct ev_view *v)
 {
 	const Mcpt__Event *e = v->raw;
@@ -509,6 +529,7 @@ static void decode_op_specific(struct ev_view *v)
 		decode_sock(v, oi);
 		break;
 	default:
+		decode_mode(v);
 		break;
 	}
 }

@@ -83,6 +83,7 @@ struct ev_view {
 	bool has_open;
 	uint64_t open_flags;
 	uint32_t mode;
+	bool has_mode; /* mode is meaningful: a creating open, or a chmod (which sets it) */
 	bool write_intent;
 	int64_t dirfd;
 

@@ -227,7 +227,8 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	if (v->detail)
 		f->detail = esc((struct ev_bytes){(const uint8_t *)v->detail, strlen(v->detail)},
 				&err);
-	f->attempts = s->attempts;
+	/* a failed exec evaluated on its own is one attempt */
+	f->attempts = s->attempts ? s->attempts : v->op == MCPT__OP__OP_EXEC_FAILED;
 	if (s->attempted && !(f->attempted = strdup(s->attempted)))
 		err = -ENOMEM;
 	f->dev = v->dev;

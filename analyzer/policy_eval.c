@@ -174,6 +174,10 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return match_int(t, (ev->flags & MW_F_UNCHECKED) != 0);
 	case F_DIFFERS:
 		return match_int(t, ev->differs);
+	case F_TARGET:
+		return match_bytes(t, ev->abs2.n ? ev->abs2 : ev->path2);
+	case F_EXEC_BITS:
+		return ev->has_mode && match_int(t, (ev->mode & 0111) != 0);
 	case F_DEV:
 		return ev->ino && match_int(t, (int64_t)ev->dev);
 	case F_INO:

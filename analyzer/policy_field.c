@@ -38,6 +38,8 @@ static const struct field_desc fields[] = {
 	{"tampered", F_TAMPERED, VK_BOOL, FAMS_ALL},
 	{"unchecked", F_UNCHECKED, VK_BOOL, FAMS_ALL},
 	{"differs", F_DIFFERS, VK_BOOL, FAMS_ALL},
+	{"target", F_TARGET, VK_GLOB_PATH, FAMS_PATHS},
+	{"exec_bits", F_EXEC_BITS, VK_BOOL, FAM_BIT(FAM_FILE)},
 	{"dev", F_DEV, VK_DEV, FAMS_PATHS},
 	{"ino", F_INO, VK_INT, FAMS_PATHS},
 	{"dns", F_DNS, VK_GLOB_TEXT, FAMS_NET},
@@ -69,7 +71,7 @@ static const char *const key_names[] = {
 	"truncated",  "unresolved",   "tampered",     "unchecked", "differs",	 "dev",
 	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
 	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
-	"direction",  "kind",	      NULL,
+	"direction",  "kind",	      "target",	      "exec_bits", NULL,
 };
 
 const char *const *field_key_names(void)

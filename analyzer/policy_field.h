@@ -49,6 +49,8 @@ enum field_id {
 	F_TAMPERED,
 	F_UNCHECKED,
 	F_DIFFERS,
+	F_TARGET,
+	F_EXEC_BITS,
 	F_DEV,
 	F_INO,
 	F_DNS,

@@ -58,10 +58,10 @@ static json_t *evidence_json(const struct finding *f)
 		json_decref(o);
 		return NULL;
 	}
-	if (o && f->attempts &&
+	if (o && f->attempted &&
 	    json_put(o, "attempts",
 		     json_pack("{s:i,s:s}", "failed", (json_int_t)f->attempts, "paths",
-			       f->attempted ? f->attempted : ""))) {
+			       f->attempted))) {
 		json_decref(o);
 		return NULL;
 	}

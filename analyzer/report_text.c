@@ -139,9 +139,9 @@ static void finding_evidence(struct strbuf *sb, const struct finding *f)
 	if (f->detail)
 		strbuf_printf(sb, ": %s", f->detail);
 	strbuf_putc(sb, '\n');
-	if (f->attempts)
+	if (f->attempted)
 		strbuf_printf(sb, "  attempts: %u failed (PATH search): %s\n", f->attempts,
-			      f->attempted ? f->attempted : "?");
+			      f->attempted);
 }
 
 static void finding_process(struct strbuf *sb, const struct finding *f)
