@@ -216,6 +216,7 @@ int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index)
 			 (unsigned long long)l->delta, loss_source_name(l->src));
 	v.detail = detail;
 	e->st.losses++;
+	e->st.events_lost += l->delta;
 	return evaluate_subject(e, &v, index, false, NULL, NULL);
 }
 

@@ -32,6 +32,7 @@ struct engine_stats {
 	uint64_t exceptions_hit; /* matches suppressed by an exception */
 	uint64_t messages;	 /* channel messages evaluated */
 	uint64_t losses;	 /* Loss records evaluated */
+	uint64_t events_lost;	 /* the sum of their counts */
 };
 
 struct engine;
