@@ -2,6 +2,7 @@
  * analyze.c - the analysis pipeline and its exit codes (see analyze.h).
  */
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,7 +29,31 @@ struct run {
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
 	uint64_t released; /* records handed over by the verifier */
+	bool has_file_digest;
+	uint8_t file_digest[32];
+	uint64_t file_length;
 };
+
+/* BLAKE2b-256 and length of the whole file, read again from its start (the reports name the
+ * trace as an artifact with them). False when the input cannot seek (a pipe) or a read fails:
+ * the reports then carry no digest rather than one of a part. */
+static bool file_digest(int fd, uint8_t out[32], uint64_t *length)
+{
+	crypto_generichash_state st;
+	uint8_t buf[65536];
+	ssize_t n;
+
+	*length = 0;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return false;
+	crypto_generichash_init(&st, NULL, 0, 32);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		crypto_generichash_update(&st, buf, (size_t)n);
+		*length += (uint64_t)n;
+	}
+	crypto_generichash_final(&st, out, 32);
+	return n == 0;
+}
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
 static int load_policies(struct run *r)
@@ -137,6 +162,8 @@ static int read_trace(struct run *r)
 	pass_digest_init(&r->dg);
 	rc = read_model(r, fd, &first, d1);
 	rc = rc ?: replay__run(r->rp, fd, on_record, r);
+	if (!rc)
+		r->has_file_digest = file_digest(fd, r->file_digest, &r->file_length);
 	if (fd > 0)
 		close(fd);
 	pass_digest_final(&r->dg, d2);
@@ -158,6 +185,7 @@ static int read_trace(struct run *r)
 const char *const report_format_names[FORMAT_COUNT] = {
 	[FORMAT_TEXT] = "text",
 	[FORMAT_JSON] = "json",
+	[FORMAT_SARIF] = "sarif",
 };
 
 const char *analysis_verdict(const struct analysis *a)
@@ -189,6 +217,8 @@ int report_write(FILE *out, const struct analysis *a)
 	switch (a->o->format) {
 	case FORMAT_JSON:
 		return report_json(out, a);
+	case FORMAT_SARIF:
+		return report_sarif(out, a);
 	case FORMAT_TEXT:
 	case FORMAT_COUNT:
 		break;
@@ -267,11 +297,14 @@ static int report(struct run *r, FILE *out)
 		.loss_records = r->loss_records,
 		.cm = r->cm,
 		.released = r->released,
+		.has_file_digest = r->has_file_digest,
+		.file_length = r->file_length,
 	};
 	int rc;
 
 	if (refused(&a))
 		return MW_EXIT_VERIFY;
+	memcpy(a.file_digest, r->file_digest, sizeof(a.file_digest));
 	mark_unproven(&a);
 	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
 	rc = report_write(out, &a);
