@@ -24,6 +24,7 @@ struct run {
 	struct engine *eng;
 	struct replay *rp;
 	struct callmodel *cm;
+	struct callsum *sum; /* --format html: the effects of each call */
 	struct pass_digest dg;
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
@@ -98,6 +99,17 @@ static int on_header(struct run *r, const Mcpt__Header *h)
 	return rc ?: engine__set_header(r->eng, h);
 }
 
+/* An event as one of the effects of the call it belongs to (the HTML timeline). */
+static int add_effect(struct run *r, const Mcpt__Event *e, uint64_t index)
+{
+	struct attribution a;
+	struct ev_view v;
+
+	event_decode(&v, e);
+	callmodel__attribute(r->cm, &v, &a);
+	return callsum__add(r->sum, &v, &a, index);
+}
+
 static int on_record(void *ctx, const struct replay_rec *rr)
 {
 	struct run *r = ctx;
@@ -111,6 +123,8 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 		rc = on_header(r, replay__header(r->rp));
 	if (!rc && rr->rec->type == MCPT_T_EVENT)
 		rc = engine__event(r->eng, (const Mcpt__Event *)rr->msg, rr->rec->index);
+	if (!rc && rr->rec->type == MCPT_T_EVENT && r->sum)
+		rc = add_effect(r, (const Mcpt__Event *)rr->msg, rr->rec->index);
 	if (!rc && rr->rec->type == MCPT_T_STDIO)
 		rc = engine__stdio(r->eng, (const Mcpt__StdioFrame *)rr->msg, rr->rec->index);
 	if (!rc && rr->rec->type == MCPT_T_LOSS) {
@@ -120,7 +134,8 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	return rc;
 }
 
-/* The first read: calls, marks, processes (see attribute.h). */
+/* The first read: calls, marks, processes (see attribute.h); for the HTML timeline, the sinks
+ * of each call's effects. */
 static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
 {
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
@@ -132,6 +147,9 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 	rc = pass_model(fd, r->cm, d, digest);
 	if (!rc)
 		rc = engine__set_model(r->eng, r->cm);
+	if (!rc && r->o->format == FORMAT_HTML &&
+	    !(r->sum = callsum__new(callset__count(callmodel__calls(r->cm)))))
+		rc = -ENOMEM;
 	return rc;
 }
 
@@ -174,6 +192,8 @@ static int read_trace(struct run *r)
 	rc = rc ?: engine__finish(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
+	if (!rc && r->sum)
+		callsum__sort(r->sum);
 	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
 		p_err("failed to analyze %s: %s", r->o->trace,
 		      replay_message(replay__report(r->rp), err));
@@ -186,6 +206,7 @@ const char *const report_format_names[FORMAT_COUNT] = {
 	[FORMAT_TEXT] = "text",
 	[FORMAT_JSON] = "json",
 	[FORMAT_SARIF] = "sarif",
+	[FORMAT_HTML] = "html",
 };
 
 const char *analysis_verdict(const struct analysis *a)
@@ -219,6 +240,8 @@ int report_write(FILE *out, const struct analysis *a)
 		return report_json(out, a);
 	case FORMAT_SARIF:
 		return report_sarif(out, a);
+	case FORMAT_HTML:
+		return report_html(out, a);
 	case FORMAT_TEXT:
 	case FORMAT_COUNT:
 		break;
@@ -299,6 +322,7 @@ static int report(struct run *r, FILE *out)
 		.released = r->released,
 		.has_file_digest = r->has_file_digest,
 		.file_length = r->file_length,
+		.sum = r->sum,
 	};
 	int rc;
 
@@ -341,6 +365,7 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 cleanup:
 	engine__free(r.eng);
 	callmodel__free(r.cm);
+	callsum__free(r.sum);
 	replay__free(r.rp);
 	policy__free(r.pol);
 	vars__free(r.vars);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "attribute.h"
+#include "callsum.h"
 #include "engine.h"
 #include "mcpt.h"
 #include "policy.h"
@@ -32,6 +33,7 @@ enum report_format {
 	FORMAT_TEXT,
 	FORMAT_JSON,
 	FORMAT_SARIF,
+	FORMAT_HTML,
 	FORMAT_COUNT,
 };
 
@@ -73,6 +75,7 @@ struct analysis {
 	bool has_file_digest;
 	uint8_t file_digest[32]; /* BLAKE2b-256 of the trace file's bytes */
 	uint64_t file_length;	 /* its size in bytes (with the digest) */
+	const struct callsum *sum; /* what each call caused (--format html only; else NULL) */
 };
 
 /* Runs a whole analysis and writes the report to out. Returns the exit code. */
@@ -95,12 +98,13 @@ struct verdict_view {
 
 void analysis_verdict_view(const struct analysis *a, struct verdict_view *v);
 
-/* Reports (report_text.c, report_json.c, report_sarif.c); report_write picks
+/* Reports (report_text.c, report_json.c, report_sarif.c, report_html.c); report_write picks
  * a->o->format. Return 0 or -ENOMEM / -EIO. */
 int report_write(FILE *out, const struct analysis *a);
 int report_text(FILE *out, const struct analysis *a);
 int report_json(FILE *out, const struct analysis *a);
 int report_sarif(FILE *out, const struct analysis *a);
+int report_html(FILE *out, const struct analysis *a);
 /* Parts of the JSON report that other formats carry too (report_json.c); NULL on ENOMEM. */
 struct json_t *report_trace_json(const struct analysis *a);
 struct json_t *report_policies_json(const struct analysis *a);

@@ -7,15 +7,23 @@ the bundled vulnerable example server (test/fixtures/example), recorded once for
   deliberately broken copy must fail the same validation, so the check is not vacuous; and
   says what the issue asks: rules with descriptions, levels and security-severity, results
   with the call as logical location, the trace as artifact with its digest.
+- html: one self-contained page (no script, nothing fetched: no src/href/url()/@import, and a
+  Content-Security-Policy that forbids both), rendered by headless Chromium (Debian's
+  chromium, --dump-dom, no network: every host name resolves to nothing and the proxy is a
+  closed local port); the rendered DOM shows every call, its effects and every finding, and the
+  hostile strings only as text, never as an element.
 
 The session also carries hostile text: a tool name and an argument holding a <script> element,
 and a sensitive file whose path holds one.
 """
 import copy
 import hashlib
+import html.parser
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -65,6 +73,57 @@ def analyze(trace, keys, fmt, extra=()):
     if r.returncode != 0:
         raise AssertionError("analyze --format %s exited %d: %s" % (fmt, r.returncode, r.stderr))
     return r.stdout
+
+
+class DomText(html.parser.HTMLParser):
+    """The tags and the text of a document, and the text of each element with an id."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text, self.ids, self.open = set(), [], {}, []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        ident = dict(attrs).get("id")
+        if tag not in ("meta", "br"):
+            self.open.append(ident)
+        if ident:
+            self.ids[ident] = []
+
+    def handle_endtag(self, tag):
+        if tag not in ("meta", "br") and self.open:
+            self.open.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+        for ident in self.open:
+            if ident:
+                self.ids[ident].append(data)
+
+
+def chromium_dom(work, page):
+    """The DOM of page as headless Chromium built it. No packet can leave: host names resolve
+    to nothing and the proxy is a closed port on 127.0.0.1; background services are off."""
+    exe = shutil.which("chromium")
+    if not exe:
+        raise AssertionError("chromium is missing: packaging/install-deps.sh installs it")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--user-data-dir=" + work.join("chromium"), "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--disable-default-apps",
+           "--disable-domain-reliability", "--disable-breakpad",
+           "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+           "--dump-dom", "file://" + page]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    if p.returncode != 0 or "<html" not in out:
+        raise AssertionError("chromium exited %s: %s" % (p.returncode, err[-2000:]))
+    return out
 
 
 class Reports(mwtest.E2ETestCase):
@@ -145,6 +204,46 @@ class Reports(mwtest.E2ETestCase):
         self.assertTrue(sensitive)
         ref = locs[sensitive[0]["locations"][0]["logicalLocations"][0]["index"]]
         self.assertEqual(ref["name"], "read_file")
+
+    def test_html_is_self_contained_and_shows_calls_and_findings(self):
+        page = analyze(self.trace, self.keys, "html")
+        self.assertTrue(page.startswith("<!DOCTYPE html>"))
+        self.assertIn("Content-Security-Policy", page)
+        self.assertIn("default-src 'none'", page)
+        for bad in (r"<script", r"<link", r"<img", r"<iframe", r"<object", r"<embed",
+                    r"\bsrc\s*=", r"\bhref\s*=", r"url\(", r"@import"):
+            self.assertIsNone(re.search(bad, page, re.I), bad)
+        path = self.work.write("report.html", page)
+        dom = DomText()
+        dom.feed(chromium_dom(self.work, path))
+        self.assertNotIn("script", dom.tags)  # the hostile strings made no element
+        text = "".join(dom.text)
+        self.assertIn("VALID_COMPLETE", "".join(dom.ids["verdict"]))
+        calls = self.json["calls"]
+        self.assertEqual(len(calls), 9)  # initialize and 8 tools/call
+        for c in calls:
+            block = "".join(dom.ids["call-%d" % c["index"]])
+            self.assertIn("call %d %s" % (c["index"], c["method"]), block)
+            if c["tool"]:
+                self.assertIn(c["tool"], block)
+        hostile_call = [c for c in calls if c["tool"] == HOSTILE]
+        self.assertEqual(len(hostile_call), 1)  # the tool name, shown as text
+        self.assertIn(HOSTILE, "".join(dom.ids["call-%d" % hostile_call[0]["index"]]))
+        for f in self.json["findings"]:
+            self.assertIn(f["message"], "".join(dom.ids["findings"]))
+            call = f["call"]["call"]
+            if call:  # each finding also stands in its call's block of the timeline
+                block = "".join(dom.ids["call-%d" % call["index"]])
+                self.assertIn(f["rule"], block)
+                self.assertIn(f["message"], block)
+        hostile_read = [f for f in self.json["findings"] if f["rule"] == "file.sensitive-read"
+                        and HOSTILE in (f["evidence"]["path"] or "")]
+        self.assertTrue(hostile_read, "the hostile path was not found")
+        # effects: the shell-out of run_command shows its execs
+        run_cmd = [c for c in calls if c["tool"] == "run_command"][0]
+        self.assertIn("/usr/bin/uname", "".join(dom.ids["call-%d" % run_cmd["index"]]))
+        self.assertIn("findings:", "".join(dom.ids["summary"]))
+        self.assertIn(HOSTILE, text)
 
 
 if __name__ == "__main__":
