@@ -12,6 +12,8 @@ the bundled vulnerable example server (test/fixtures/example), recorded once for
   chromium, --dump-dom, no network: every host name resolves to nothing and the proxy is a
   closed local port); the rendered DOM shows every call, its effects and every finding, and the
   hostile strings only as text, never as an element.
+- determinism: text, json, sarif and html are byte-identical run after run, also when the
+  second run has another environment (TZ, LANG, HOME, USER) and working directory.
 
 The session also carries hostile text: a tool name and an argument holding a <script> element,
 and a sensitive file whose path holds one.
@@ -67,9 +69,9 @@ def record_session(work, keys, listener):
     return trace
 
 
-def analyze(trace, keys, fmt, extra=()):
+def analyze(trace, keys, fmt, extra=(), **kw):
     r = mwtest.run([mwtest.ANALYZER, "analyze", trace, "--pubkey", keys.public, "-p",
-                    mwtest.DEFAULT_POLICY, "--format", fmt] + list(extra))
+                    mwtest.DEFAULT_POLICY, "--format", fmt] + list(extra), **kw)
     if r.returncode != 0:
         raise AssertionError("analyze --format %s exited %d: %s" % (fmt, r.returncode, r.stderr))
     return r.stdout
@@ -244,6 +246,17 @@ class Reports(mwtest.E2ETestCase):
         self.assertIn("/usr/bin/uname", "".join(dom.ids["call-%d" % run_cmd["index"]]))
         self.assertIn("findings:", "".join(dom.ids["summary"]))
         self.assertIn(HOSTILE, text)
+
+    def test_every_format_is_deterministic(self):
+        other = dict(os.environ, TZ="Asia/Kathmandu", LANG="de_DE.UTF-8", LC_ALL="de_DE.UTF-8",
+                     HOME="/nonexistent", USER="someone-else")
+        for fmt in ("text", "json", "sarif", "html"):
+            first = analyze(self.trace, self.keys, fmt)
+            second = analyze(self.trace, self.keys, fmt)
+            third = analyze(self.trace, self.keys, fmt, env=other, cwd="/")
+            self.assertGreater(len(first), 1000, fmt)
+            self.assertEqual(first, second, fmt)
+            self.assertEqual(first, third, fmt)
 
 
 if __name__ == "__main__":
