@@ -22,3 +22,11 @@ mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
 # verify / export / analyze as a user runs them, on traces from the trace library's forge too.
 mw_unit_test(verify_cli SOURCES cli_run.c synth_trace.c trace_testlib.c trace_forge.c
 	LIBS mw_analyzer)
+
+# Golden tests on real traces recorded by the real collector (test/fixtures/analysis): trace +
+# policies -> the expected findings, dynamic fields stripped.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(MW_ANALYSIS_FIXTURES "${CMAKE_SOURCE_DIR}/test/fixtures/analysis")
+add_test(NAME unit.analyze_golden
+	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_golden.py $<TARGET_FILE:mcpwitness>)
+set_tests_properties(unit.analyze_golden PROPERTIES LABELS unit TIMEOUT 120)
