@@ -149,6 +149,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	for (size_t i = 0; i < e->pol->n_rules; i++) {
 		const struct pol_rule *r = e->pol->rules[i];
 
+		exc = -1; /* a rule skipped for its subjects sets nothing */
 		if (!(r->subjects & subj) || !policy_rule_match(r, &s, &exc)) {
 			e->st.exceptions_hit += exc >= 0;
 			continue;
