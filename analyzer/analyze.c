@@ -2,6 +2,7 @@
  * analyze.c - the analysis pipeline and its exit codes (see analyze.h).
  */
 #include <errno.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,12 +24,37 @@ struct run {
 	struct engine *eng;
 	struct replay *rp;
 	struct callmodel *cm;
+	struct callsum *sum; /* --format html: the effects of each call */
 	struct pass_digest dg;
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
 	uint64_t released; /* records handed over by the verifier */
+	bool has_file_digest;
+	uint8_t file_digest[32];
+	uint64_t file_length;
 };
+
+/* BLAKE2b-256 and length of the whole file, read again from its start (the reports name the
+ * trace as an artifact with them). False when the input cannot seek (a pipe) or a read fails:
+ * the reports then carry no digest rather than one of a part. */
+static bool file_digest(int fd, uint8_t out[32], uint64_t *length)
+{
+	crypto_generichash_state st;
+	uint8_t buf[65536];
+	ssize_t n;
+
+	*length = 0;
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return false;
+	crypto_generichash_init(&st, NULL, 0, 32);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		crypto_generichash_update(&st, buf, (size_t)n);
+		*length += (uint64_t)n;
+	}
+	crypto_generichash_final(&st, out, 32);
+	return n == 0;
+}
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
 static int load_policies(struct run *r)
@@ -73,6 +99,17 @@ static int on_header(struct run *r, const Mcpt__Header *h)
 	return rc ?: engine__set_header(r->eng, h);
 }
 
+/* An event as one of the effects of the call it belongs to (the HTML timeline). */
+static int add_effect(struct run *r, const Mcpt__Event *e, uint64_t index)
+{
+	struct attribution a;
+	struct ev_view v;
+
+	event_decode(&v, e);
+	callmodel__attribute(r->cm, &v, &a);
+	return callsum__add(r->sum, &v, &a, index);
+}
+
 static int on_record(void *ctx, const struct replay_rec *rr)
 {
 	struct run *r = ctx;
@@ -86,12 +123,19 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 		rc = on_header(r, replay__header(r->rp));
 	if (!rc && rr->rec->type == MCPT_T_EVENT)
 		rc = engine__event(r->eng, (const Mcpt__Event *)rr->msg, rr->rec->index);
-	if (rr->rec->type == MCPT_T_LOSS)
+	if (!rc && rr->rec->type == MCPT_T_EVENT && r->sum)
+		rc = add_effect(r, (const Mcpt__Event *)rr->msg, rr->rec->index);
+	if (!rc && rr->rec->type == MCPT_T_STDIO)
+		rc = engine__stdio(r->eng, (const Mcpt__StdioFrame *)rr->msg, rr->rec->index);
+	if (!rc && rr->rec->type == MCPT_T_LOSS) {
 		r->loss_records++;
+		rc = engine__loss(r->eng, (const Mcpt__Loss *)rr->msg, rr->rec->index);
+	}
 	return rc;
 }
 
-/* The first read: calls, marks, processes (see attribute.h). */
+/* The first read: calls, marks, processes (see attribute.h); for the HTML timeline, the sinks
+ * of each call's effects. */
 static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
 {
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
@@ -102,7 +146,10 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 		return -ENOMEM;
 	rc = pass_model(fd, r->cm, d, digest);
 	if (!rc)
-		engine__set_model(r->eng, r->cm);
+		rc = engine__set_model(r->eng, r->cm);
+	if (!rc && r->o->format == FORMAT_HTML &&
+	    !(r->sum = callsum__new(callset__count(callmodel__calls(r->cm)))))
+		rc = -ENOMEM;
 	return rc;
 }
 
@@ -133,6 +180,8 @@ static int read_trace(struct run *r)
 	pass_digest_init(&r->dg);
 	rc = read_model(r, fd, &first, d1);
 	rc = rc ?: replay__run(r->rp, fd, on_record, r);
+	if (!rc)
+		r->has_file_digest = file_digest(fd, r->file_digest, &r->file_length);
 	if (fd > 0)
 		close(fd);
 	pass_digest_final(&r->dg, d2);
@@ -143,6 +192,8 @@ static int read_trace(struct run *r)
 	rc = rc ?: engine__finish(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
+	if (!rc && r->sum)
+		callsum__sort(r->sum);
 	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
 		p_err("failed to analyze %s: %s", r->o->trace,
 		      replay_message(replay__report(r->rp), err));
@@ -154,6 +205,8 @@ static int read_trace(struct run *r)
 const char *const report_format_names[FORMAT_COUNT] = {
 	[FORMAT_TEXT] = "text",
 	[FORMAT_JSON] = "json",
+	[FORMAT_SARIF] = "sarif",
+	[FORMAT_HTML] = "html",
 };
 
 const char *analysis_verdict(const struct analysis *a)
@@ -185,6 +238,10 @@ int report_write(FILE *out, const struct analysis *a)
 	switch (a->o->format) {
 	case FORMAT_JSON:
 		return report_json(out, a);
+	case FORMAT_SARIF:
+		return report_sarif(out, a);
+	case FORMAT_HTML:
+		return report_html(out, a);
 	case FORMAT_TEXT:
 	case FORMAT_COUNT:
 		break;
@@ -263,11 +320,15 @@ static int report(struct run *r, FILE *out)
 		.loss_records = r->loss_records,
 		.cm = r->cm,
 		.released = r->released,
+		.has_file_digest = r->has_file_digest,
+		.file_length = r->file_length,
+		.sum = r->sum,
 	};
 	int rc;
 
 	if (refused(&a))
 		return MW_EXIT_VERIFY;
+	memcpy(a.file_digest, r->file_digest, sizeof(a.file_digest));
 	mark_unproven(&a);
 	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
 	rc = report_write(out, &a);
@@ -304,6 +365,7 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 cleanup:
 	engine__free(r.eng);
 	callmodel__free(r.cm);
+	callsum__free(r.sum);
 	replay__free(r.rp);
 	policy__free(r.pol);
 	vars__free(r.vars);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "attribute.h"
+#include "callsum.h"
 #include "engine.h"
 #include "mcpt.h"
 #include "policy.h"
@@ -31,6 +32,8 @@
 enum report_format {
 	FORMAT_TEXT,
 	FORMAT_JSON,
+	FORMAT_SARIF,
+	FORMAT_HTML,
 	FORMAT_COUNT,
 };
 
@@ -69,6 +72,10 @@ struct analysis {
 	uint64_t loss_records;
 	struct callmodel *cm; /* the calls findings name */
 	uint64_t released; /* records the verifier handed over (all, unless held back) */
+	bool has_file_digest;
+	uint8_t file_digest[32]; /* BLAKE2b-256 of the trace file's bytes */
+	uint64_t file_length;	 /* its size in bytes (with the digest) */
+	const struct callsum *sum; /* what each call caused (--format html only; else NULL) */
 };
 
 /* Runs a whole analysis and writes the report to out. Returns the exit code. */
@@ -91,11 +98,18 @@ struct verdict_view {
 
 void analysis_verdict_view(const struct analysis *a, struct verdict_view *v);
 
-/* Reports (report_text.c, report_json.c); report_write picks a->o->format. Return 0 or
- * -ENOMEM / -EIO. */
+/* Reports (report_text.c, report_json.c, report_sarif.c, report_html.c); report_write picks
+ * a->o->format. Return 0 or -ENOMEM / -EIO. */
 int report_write(FILE *out, const struct analysis *a);
 int report_text(FILE *out, const struct analysis *a);
 int report_json(FILE *out, const struct analysis *a);
+int report_sarif(FILE *out, const struct analysis *a);
+int report_html(FILE *out, const struct analysis *a);
+/* Parts of the JSON report that other formats carry too (report_json.c); NULL on ENOMEM. */
+struct json_t *report_trace_json(const struct analysis *a);
+struct json_t *report_policies_json(const struct analysis *a);
+struct json_t *report_coverage_json(const struct analysis *a);
+struct json_t *report_hex(const uint8_t *p, size_t n);
 /* One finding as a JSON object (report_finding.c); NULL on ENOMEM. */
 struct json_t;
 struct json_t *report_finding_json(const struct analysis *a, const struct finding *f);

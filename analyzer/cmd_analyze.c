@@ -13,7 +13,8 @@ static void usage(FILE *out)
 	fputs("usage: mcpwitness analyze TRACE [-p POLICY]... [options]\n"
 	      "  -p, --policy FILE     policy file; several are merged in order (default: the\n"
 	      "                        installed default.yaml)\n"
-	      "  -f, --format FORMAT   text (default) or json\n"
+	      "  -f, --format FORMAT   text (default), json, sarif (SARIF 2.1.0) or html (one\n"
+	      "                        self-contained page: the timeline of calls)\n"
 	      "  --fail-on SEVERITY    exit 1 when a finding is at least info, low, medium,\n"
 	      "                        high or critical (default: never)\n"
 	      "  --set NAME=VALUE      define or override a policy variable\n"
@@ -89,7 +90,7 @@ static int parse_one(struct analyze_opts *o, int opt, char **argv)
 				return -1;
 			}
 		}
-		return cmd_usage_error("analyze", "unknown format \"%s\" (text, json)", optarg);
+		return cmd_usage_error("analyze", "unknown format \"%s\" (text, json, sarif, html)", optarg);
 	case 'k':
 		o->pubkey = optarg;
 		return -1;

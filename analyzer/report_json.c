@@ -12,7 +12,7 @@
 #include "strbuf.h"
 #include "traceinfo.h"
 
-static json_t *hex_str(const uint8_t *p, size_t n)
+json_t *report_hex(const uint8_t *p, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
 	json_t *j;
@@ -31,7 +31,7 @@ static json_t *key_id_str(const uint8_t id[MCPT_KEY_ID_LEN])
 	return json_string(hex);
 }
 
-static json_t *trace_json(const struct analysis *a)
+json_t *report_trace_json(const struct analysis *a)
 {
 	const struct mcpt_report *rep = a->rep;
 	struct verdict_view v;
@@ -42,7 +42,7 @@ static json_t *trace_json(const struct analysis *a)
 		return NULL;
 	analysis_verdict_view(a, &v);
 	err = json_put(t, "id",
-		       a->hdr ? hex_str(a->hdr->trace_id.data, a->hdr->trace_id.len) : json_null());
+		       a->hdr ? report_hex(a->hdr->trace_id.data, a->hdr->trace_id.len) : json_null());
 	err = err ?: json_put(t, "verdict", json_string(v.verdict));
 	err = err ?: json_put(t, "code", json_string(v.code));
 	err = err ?: json_put(t, "message", json_string(v.message));
@@ -56,6 +56,10 @@ static json_t *trace_json(const struct analysis *a)
 		err = err ?: json_put(t, "records_not_released", json_u64(v.not_released));
 	err = err ?: json_put(t, "malformed_records", json_u64(a->malformed));
 	err = err ?: json_put(t, "loss_records", json_u64(a->loss_records));
+	err = err ?: json_put(t, "file_blake2b_256",
+			      a->has_file_digest ? report_hex(a->file_digest, 32) : json_null());
+	err = err ?: json_put(t, "file_length",
+			      a->has_file_digest ? json_u64(a->file_length) : json_null());
 	if (err) {
 		json_decref(t);
 		return NULL;
@@ -63,7 +67,7 @@ static json_t *trace_json(const struct analysis *a)
 	return t;
 }
 
-static json_t *policies_json(const struct analysis *a)
+json_t *report_policies_json(const struct analysis *a)
 {
 	json_t *arr = json_array();
 
@@ -71,7 +75,7 @@ static json_t *policies_json(const struct analysis *a)
 		const struct pol_file *f = &a->pol->files[i];
 		json_t *o = json_pack("{s:o,s:o}", "path",
 				      json_bytes((const uint8_t *)f->path, strlen(f->path)),
-				      "blake2b_256", hex_str(f->digest, sizeof(f->digest)));
+				      "blake2b_256", report_hex(f->digest, sizeof(f->digest)));
 
 		if (!o || json_array_append_new(arr, o)) {
 			json_decref(arr);
@@ -124,6 +128,33 @@ static json_t *stats_json(const struct analysis *a)
 			 "exceptions_hit", json_u64(a->st->exceptions_hit));
 }
 
+/* {"complete", "loss_records", "events_lost", "incomplete_calls": [call refs]} */
+json_t *report_coverage_json(const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	json_t *o = json_object(), *arr = json_array();
+	const struct call *c;
+	int err = o && arr ? 0 : -ENOMEM;
+
+	for (size_t i = 1; !err && cs && (c = callset__get(cs, i)); i++)
+		if ((c->incomplete & CI_EVENTS_LOST) &&
+		    json_array_append_new(arr, callinfo_ref_json(c)))
+			err = -ENOMEM;
+	err = err ?: json_put(o, "complete", json_boolean(a->loss_records == 0));
+	err = err ?: json_put(o, "loss_records", json_u64(a->loss_records));
+	err = err ?: json_put(o, "events_lost", json_u64(a->st->events_lost));
+	if (!err) {
+		err = json_put(o, "incomplete_calls", arr);
+		arr = NULL;
+	}
+	json_decref(arr);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *calls_json(const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
@@ -150,11 +181,12 @@ int report_json(FILE *out, const struct analysis *a)
 		      ?: json_put(doc, "analyzer",
 				  json_pack("{s:s,s:s}", "name", "mcpwitness", "version",
 					    MW_VERSION));
-	err = err ?: json_put(doc, "trace", trace_json(a));
-	err = err ?: json_put(doc, "policies", policies_json(a));
+	err = err ?: json_put(doc, "trace", report_trace_json(a));
+	err = err ?: json_put(doc, "policies", report_policies_json(a));
 	err = err ?: json_put(doc, "variables", vars_json(a->vars));
 	err = err ?: json_put(doc, "stats", stats_json(a));
 	err = err ?: json_put(doc, "summary", summary_json(a->fs));
+	err = err ?: json_put(doc, "coverage", report_coverage_json(a));
 	err = err ?: json_put(doc, "calls", calls_json(a));
 	err = err ?: json_put(doc, "channel_notes",
 			      a->cm ? callinfo_notes_json(callmodel__calls(a->cm)) : json_array());

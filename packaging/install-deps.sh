@@ -6,8 +6,8 @@ set -eu
 PKGS="build-essential cmake pkg-config clang llvm bpftool
 libbpf-dev libelf-dev zlib1g-dev
 protobuf-c-compiler libprotobuf-c-dev libsodium-dev libyaml-dev libjansson-dev
-check libseccomp-dev python3 python3-cryptography strace
-iproute2 procps util-linux
+check libseccomp-dev python3 python3-cryptography python3-jsonschema strace
+iproute2 procps util-linux chromium
 scdoc lintian sudo fakeroot dpkg-dev"
 
 missing=""

@@ -157,6 +157,39 @@ def analyze_json(trace, keys, policies=(DEFAULT_POLICY,), extra=()):
     return json.loads(r.stdout)
 
 
+def npm_install(src, want):
+    """npm ci --ignore-scripts of the pinned lock in test/e2e/SRC into BUILD_DIR/SRC-e2e, once
+    (kept while the lock is the same, and while the file want, relative to node_modules, is
+    there); returns that directory. No package's install script runs. Exits 77 (skip) when npm's
+    registry is unreachable."""
+    src_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), src)
+    dest = os.path.join(BUILD_DIR, src + "-e2e")
+    stamp = os.path.join(dest, ".lock-installed")
+    with open(os.path.join(src_dir, "package-lock.json"), "rb") as f:
+        lock = f.read()
+    if os.path.exists(os.path.join(dest, "node_modules", want)) and os.path.exists(stamp):
+        with open(stamp, "rb") as f:
+            if f.read() == lock:
+                return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    for name in os.listdir(src_dir):
+        shutil.copy(os.path.join(src_dir, name), dest)
+    r = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=dest,
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        text = r.stdout + r.stderr
+        if any(k in text for k in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT",
+                                   "ECONNRESET", "network")):
+            print("SKIP: npm's registry is unreachable: %s" % text.strip().splitlines()[-1])
+            sys.exit(SKIP)
+        raise AssertionError("npm ci in %s failed: %s" % (dest, text))
+    with open(stamp, "wb") as f:
+        f.write(lock)
+    os.chmod(dest, 0o755)
+    return dest
+
+
 def leftover_programs(prefix="handle_"):
     """Our BPF programs (by name prefix) still held by a process of this test (a collector that
     did not exit), or pinned in bpffs. A program nobody holds and nobody pinned is being freed

@@ -2,7 +2,7 @@
 reference @modelcontextprotocol/server-filesystem, driven by a client built on
 @modelcontextprotocol/sdk (test/e2e/npm/client.mjs), both at the versions pinned in
 test/e2e/npm/package-lock.json, installed with `npm ci --ignore-scripts` into the build
-directory and run with node directly.
+directory (mwtest.npm_install) and run with node directly.
 
 Each of write_file, read_text_file, list_directory, move_file and edit_file gets its own file
 events (an overwrite's temp file and rename included) attributed to it, never to another call;
@@ -12,45 +12,15 @@ Skips (exit 77) only when npm's registry cannot be reached.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
 
-NPM_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "npm")
 NPM_DIR = os.path.join(mwtest.BUILD_DIR, "npm-e2e")
-SERVER = os.path.join(NPM_DIR, "node_modules", "@modelcontextprotocol", "server-filesystem",
-                      "dist", "index.js")
-
-
-def install():
-    """npm ci of the pinned lock into the build directory (once: kept while the lock is the
-    same). Exits 77 when the registry is unreachable."""
-    stamp = os.path.join(NPM_DIR, ".lock-installed")
-    with open(os.path.join(NPM_SRC, "package-lock.json"), "rb") as f:
-        lock = f.read()
-    if os.path.exists(SERVER) and os.path.exists(stamp):
-        with open(stamp, "rb") as f:
-            if f.read() == lock:
-                return
-    shutil.rmtree(NPM_DIR, ignore_errors=True)
-    os.makedirs(NPM_DIR)
-    for name in ("package.json", "package-lock.json", "client.mjs"):
-        shutil.copy(os.path.join(NPM_SRC, name), NPM_DIR)
-    r = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=NPM_DIR,
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        text = r.stdout + r.stderr
-        if any(k in text for k in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT",
-                                   "ECONNRESET", "network")):
-            print("SKIP: npm's registry is unreachable: %s" % text.strip().splitlines()[-1])
-            sys.exit(mwtest.SKIP)
-        raise AssertionError("npm ci failed: %s" % text)
-    with open(stamp, "wb") as f:
-        f.write(lock)
-    os.chmod(NPM_DIR, 0o755)
+SERVER_JS = os.path.join("@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+SERVER = os.path.join(NPM_DIR, "node_modules", SERVER_JS)
 
 
 def by_args(calls, tool, key, value):
@@ -72,7 +42,7 @@ def attributed(call, needle):
 class Interop(mwtest.E2ETestCase):
     @classmethod
     def setUpClass(cls):
-        install()
+        mwtest.npm_install("npm", SERVER_JS)
 
     def test_server_filesystem(self):
         keys = mwtest.Keys(self.work)

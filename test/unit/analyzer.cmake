@@ -4,7 +4,8 @@ mw_unit_test(cidr LIBS mw_analyzer_core)
 mw_unit_test(sockaddr LIBS mw_analyzer_core)
 mw_unit_test(strbuf LIBS mw_analyzer_core)
 mw_unit_test(event LIBS mw_analyzer_core)
-mw_unit_test(policy LIBS mw_analyzer_core)
+mw_unit_test(policy SOURCES policy_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(policy_fields SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(proctree LIBS mw_analyzer_core)
 mw_unit_test(analyze SOURCES synth_trace.c LIBS mw_analyzer)
 
@@ -21,3 +22,15 @@ mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
 # verify / export / analyze as a user runs them, on traces from the trace library's forge too.
 mw_unit_test(verify_cli SOURCES cli_run.c synth_trace.c trace_testlib.c trace_forge.c
 	LIBS mw_analyzer)
+
+# Golden tests on real traces recorded by the real collector (test/fixtures/analysis): trace +
+# policies -> the expected findings, dynamic fields stripped.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(MW_ANALYSIS_FIXTURES "${CMAKE_SOURCE_DIR}/test/fixtures/analysis")
+add_test(NAME unit.analyze_golden
+	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_golden.py $<TARGET_FILE:mcpwitness>)
+set_tests_properties(unit.analyze_golden PROPERTIES LABELS unit TIMEOUT 120)
+# One test per rule of the default policy: its trigger and its exception (scenarios.py).
+add_test(NAME unit.default_policy_rules
+	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_rules.py $<TARGET_FILE:mcpwitness>)
+set_tests_properties(unit.default_policy_rules PROPERTIES LABELS unit TIMEOUT 120)
