@@ -192,7 +192,7 @@ static int read_trace(struct run *r)
 	rc = rc ?: engine__finish(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
-	if (!rc && r->sum)
+	if (!rc && r->sum && !(rc = callsum__finish(r->sum)))
 		callsum__sort(r->sum);
 	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
 		p_err("failed to analyze %s: %s", r->o->trace,

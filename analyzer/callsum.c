@@ -7,11 +7,28 @@
 #include <string.h>
 
 #include "callsum.h"
+#include "events.h"
 #include "strbuf.h"
+
+/* An entry-time record (MW_F_ENTRY) waiting for its thread's next record: when that is the
+ * same syscall's completion, the completion alone is the effect (as in the engine); otherwise
+ * the attempt is listed on its own, as pending. */
+struct held_entry {
+	uint32_t tid, pid;
+	int op;
+	enum callsum_group group;
+	char *text;
+	uint64_t ts, index;
+	struct attribution a;
+};
+
+#define HELD_ENTRIES_MAX 256
 
 struct callsum {
 	struct callsum_sink *sinks; /* [0..BUCKETS) buckets, then one per call */
 	size_t n_calls;
+	struct held_entry held[HELD_ENTRIES_MAX];
+	size_t n_held;
 };
 
 const char *callsum_group_name(enum callsum_group g)
@@ -38,6 +55,8 @@ void callsum__free(struct callsum *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_held; i++)
+		free(s->held[i].text);
 	for (size_t i = 0; i < BUCKETS + s->n_calls; i++) {
 		for (size_t j = 0; j < s->sinks[i].n; j++)
 			free(s->sinks[i].v[j].text);
@@ -125,7 +144,7 @@ static uint64_t hash_str(const char *s, enum callsum_group g)
 }
 
 static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *text,
-		    const struct ev_view *v, enum attr_rule rule, uint64_t index)
+		    uint64_t ts, uint32_t pid, enum attr_rule rule, uint64_t index)
 {
 	uint64_t h = hash_str(text, g);
 	struct callsum_entry *e;
@@ -156,8 +175,8 @@ static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *te
 	*e = (struct callsum_entry){.group = g,
 				    .count = 1,
 				    .first_record = index,
-				    .first_ts = v->ts,
-				    .first_pid = v->pid,
+				    .first_ts = ts,
+				    .first_pid = pid,
 				    .rules = 1u << rule,
 				    .hash = h};
 	e->text = strdup(text);
@@ -167,6 +186,48 @@ static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *te
 	return 0;
 }
 
+/* Lists one effect under the call(s) or bucket a attributes it to. */
+static int add_effect(struct callsum *s, enum callsum_group g, const char *text, uint64_t ts,
+		      uint32_t pid, const struct attribution *a, uint64_t index)
+{
+	int err = 0;
+
+	if (a->rule == ATTR_BUCKET)
+		return sink_add(&s->sinks[a->bucket], g, text, ts, pid, a->rule, index);
+	if (a->rule == ATTR_AMBIGUOUS) {
+		for (size_t i = 0; i < a->n_cand && !err; i++)
+			if (a->cand[i] <= s->n_calls)
+				err = sink_add(&s->sinks[BUCKETS + a->cand[i] - 1], g, text, ts, pid,
+					       a->rule, index);
+		return err;
+	}
+	if (a->call && a->call <= s->n_calls)
+		return sink_add(&s->sinks[BUCKETS + a->call - 1], g, text, ts, pid, a->rule,
+				index);
+	return 0;
+}
+
+/* Lists held entry i on its own (its completion never came) and forgets it. */
+static int held_release(struct callsum *s, size_t i)
+{
+	struct held_entry *h = &s->held[i];
+	int err = add_effect(s, h->group, h->text, h->ts, h->pid, &h->a, h->index);
+
+	free(h->text);
+	*h = s->held[--s->n_held];
+	return err;
+}
+
+static int held_oldest(const struct callsum *s)
+{
+	size_t o = 0;
+
+	for (size_t i = 1; i < s->n_held; i++)
+		if (s->held[i].index < s->held[o].index)
+			o = i;
+	return (int)o;
+}
+
 int callsum__add(struct callsum *s, const struct ev_view *v, const struct attribution *a,
 		 uint64_t index)
 {
@@ -174,22 +235,39 @@ int callsum__add(struct callsum *s, const struct ev_view *v, const struct attrib
 	enum callsum_group g = group_of(v);
 	int err = 0;
 
+	for (size_t i = 0; i < s->n_held; i++) {
+		if (s->held[i].tid != v->tid)
+			continue;
+		if (s->held[i].op == v->op && !(v->flags & MW_F_ENTRY)) {
+			free(s->held[i].text); /* superseded by its completion */
+			s->held[i] = s->held[--s->n_held];
+		} else if ((err = held_release(s, i))) {
+			return err;
+		}
+		break;
+	}
 	if ((v->op == MCPT__OP__OP_FORK && v->thread) ||
 	    (v->op == MCPT__OP__OP_EXIT && !v->group_dead && v->tid != v->pid))
 		return 0; /* threads come and go: not an effect */
 	describe(&sb, v);
 	if (strbuf_error(&sb))
 		return -ENOMEM;
-	if (a->rule == ATTR_BUCKET)
-		err = sink_add(&s->sinks[a->bucket], g, sb.buf, v, a->rule, index);
-	else if (a->rule == ATTR_AMBIGUOUS)
-		for (size_t i = 0; i < a->n_cand && !err; i++)
-			err = a->cand[i] <= s->n_calls
-				      ? sink_add(&s->sinks[BUCKETS + a->cand[i] - 1], g, sb.buf, v,
-						 a->rule, index)
-				      : 0;
-	else if (a->call && a->call <= s->n_calls)
-		err = sink_add(&s->sinks[BUCKETS + a->call - 1], g, sb.buf, v, a->rule, index);
+	if (v->flags & MW_F_ENTRY) {
+		if (s->n_held == HELD_ENTRIES_MAX && (err = held_release(s, held_oldest(s)))) {
+			strbuf_fini(&sb);
+			return err;
+		}
+		s->held[s->n_held++] = (struct held_entry){.tid = v->tid,
+							   .pid = v->pid,
+							   .op = v->op,
+							   .group = g,
+							   .text = sb.buf,
+							   .ts = v->ts,
+							   .index = index,
+							   .a = *a};
+		return 0; /* sb.buf is owned by the held entry now */
+	}
+	err = add_effect(s, g, sb.buf, v->ts, v->pid, a, index);
 	strbuf_fini(&sb);
 	return err;
 }
@@ -201,6 +279,15 @@ static int cmp_entry(const void *pa, const void *pb)
 	if (a->group != b->group)
 		return a->group < b->group ? -1 : 1;
 	return a->first_record < b->first_record ? -1 : a->first_record > b->first_record;
+}
+
+int callsum__finish(struct callsum *s)
+{
+	int err = 0;
+
+	while (s->n_held && !err)
+		err = held_release(s, (size_t)held_oldest(s));
+	return err;
 }
 
 void callsum__sort(struct callsum *s)

@@ -48,7 +48,9 @@ struct callsum;
 struct callsum *callsum__new(size_t n_calls);
 void callsum__free(struct callsum *s);
 
-/* Adds event v attributed by a (index = its record index). Returns 0 or -ENOMEM. */
+/* Adds event v attributed by a (index = its record index). An entry-time record is held
+ * until its thread's next record and dropped when that is its completion. Returns 0 or
+ * -ENOMEM. */
 int callsum__add(struct callsum *s, const struct ev_view *v, const struct attribution *a,
 		 uint64_t index);
 
@@ -56,6 +58,8 @@ int callsum__add(struct callsum *s, const struct ev_view *v, const struct attrib
  * by (group, first record) once callsum__sort was called. */
 const struct callsum_sink *callsum__call(const struct callsum *s, size_t index);
 const struct callsum_sink *callsum__bucket(const struct callsum *s, enum attr_bucket b);
+/* Lists the entry records whose completion never came (call once, after the last event). */
+int callsum__finish(struct callsum *s);
 void callsum__sort(struct callsum *s);
 
 const char *callsum_group_name(enum callsum_group g);

@@ -83,7 +83,9 @@ static int read_both(struct calls_run *r, int fd)
 	if (!rc && pass_changed(&first, d1, &r->dg, d2))
 		return -ESTALE;
 	callmodel__finish(r->cm);
-	callsum__sort(r->sum);
+	rc = rc ?: callsum__finish(r->sum);
+	if (!rc)
+		callsum__sort(r->sum);
 	return rc;
 }
 

@@ -141,8 +141,12 @@ static void event_result(struct strbuf *sb, const struct ev_view *v)
 {
 	char e[24];
 
-	if (v->result == RES_PENDING)
-		strbuf_puts(sb, v->flags & MW_F_ENTRY ? " entry" : " unfinished");
+	if (v->flags & MW_F_ENTRY)
+		strbuf_puts(sb, " entry");
+	else if (v->flags & MW_F_UNFINISHED)
+		strbuf_puts(sb, " unfinished");
+	else if (v->result == RES_PENDING) /* a non-blocking connect under way */
+		strbuf_printf(sb, " ret=%lld EINPROGRESS", (long long)v->ret);
 	else if (v->result == RES_FAILURE)
 		strbuf_printf(sb, " ret=%lld %s", (long long)v->ret,
 			      event_errno_name(v->err, e, sizeof(e)));

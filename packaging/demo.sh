@@ -2,7 +2,7 @@
 # The demo (README command 1): installs what it needs, builds mcpwitness, then records the
 # bundled, deliberately vulnerable example MCP server while the bundled client drives it,
 # verifies the signed trace, prints the calls and the findings of the default policy, and
-# writes an HTML report where the analyzer has one. Everything goes into a temporary directory
+# writes the findings as JSON and an HTML report. Everything goes into a temporary directory
 # that it names.
 #
 # Installed by the Debian package as /usr/share/mcpwitness/example/demo.sh, next to the
@@ -71,28 +71,26 @@ as_analyst() {
 echo "== 3. verify the trace with the public key only"
 as_analyst "$analyze" verify "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub"
 
-# The calls view and the HTML report come with analyzer versions that have them; say so
-# plainly where this one does not, rather than pretend.
 echo "== 4. the calls: each request and everything its processes did"
-if "$analyze" calls --help >/dev/null 2>&1; then
-	as_analyst "$analyze" calls "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub" || true
-else
-	echo "(this mcpwitness has no 'calls' command yet)"
-fi
+as_analyst "$analyze" calls "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub"
 
+# analyze exits 1 when a finding reaches --fail-on (expected for this server), 2 or 3 on an error
 echo "== 5. findings of $(basename "$policy")"
 status=0
 as_analyst "$analyze" analyze "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub" -p "$policy" ||
 	status=$?
-as_analyst "$analyze" analyze "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub" -p "$policy" \
-	--format json >"$tmp/findings.json" || true
-if "$analyze" analyze --help 2>/dev/null | grep -q html; then
+for format in json html; do
+	out="$tmp/findings.$format"
+	[ "$format" = html ] && out="$tmp/report.html"
+	rc=0
 	as_analyst "$analyze" analyze "$tmp/trace.mcpt" --pubkey "$tmp/keys/signing.pub" \
-		-p "$policy" --format html >"$tmp/report.html" || true
-	echo "== the HTML report: $tmp/report.html"
-else
-	echo "== (this mcpwitness writes no HTML report yet: --format html is not there)"
-fi
+		-p "$policy" --format "$format" >"$out" || rc=$?
+	if [ "$rc" -gt 1 ]; then
+		echo "demo: analyze --format $format failed (exit $rc)" >&2
+		exit "$rc"
+	fi
+done
+echo "== the HTML report (open it in a browser): $tmp/report.html"
 echo "== the trace, the keys and findings.json are in $tmp"
 # exit 1 means "findings at or above --fail-on": expected for this server; anything else fails
 [ "$status" -le 1 ]
