@@ -105,7 +105,8 @@ static uint8_t escaped_byte(struct compiler *c)
 	int hi, lo;
 
 	if (c->pat[c->pos] == 'x' && c->pos + 2 < c->len &&
-	    (hi = hex_digit(c->pat[c->pos + 1])) >= 0 && (lo = hex_digit(c->pat[c->pos + 2])) >= 0) {
+	    (hi = hex_digit(c->pat[c->pos + 1])) >= 0 &&
+	    (lo = hex_digit(c->pat[c->pos + 2])) >= 0) {
 		c->pos += 3;
 		return (uint8_t)(hi << 4 | lo);
 	}
