@@ -13,6 +13,7 @@
 
 struct loader;
 struct launch_cred;
+struct invoker;
 
 struct attach_proc {
 	uint32_t pid;
@@ -37,10 +38,10 @@ int attach_group_target(pid_t pgid, pid_t *target);
 int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
 		      size_t *n);
 
-/* Run through sudo by a user other than root (SUDO_UID), attaching is allowed only to that
- * user's processes: a sudoers rule for the collector must not let a user record anyone else's
+/* Run through sudo by a user other than root, attaching is allowed only to that user's
+ * processes: a sudoers rule for the collector must not let a user record anyone else's
  * processes and MCP channel. 0, or -EPERM with one line logged. */
-int attach_check_invoker(pid_t target, uid_t owner);
+int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner);
 
 /* The credentials the target runs with, from /proc/PID/status and the password database. */
 int attach_cred(pid_t pid, struct launch_cred *cred);

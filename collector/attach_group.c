@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "attach.h"
+#include "invoker.h"
 #include "loader.h"
 #include "log.h"
 
@@ -160,24 +161,12 @@ int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_
 	return 0;
 }
 
-int attach_check_invoker(pid_t target, uid_t owner)
+int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner)
 {
-	const char *s = getenv("SUDO_UID");
-	unsigned long uid;
-	char *end;
-
-	if (!s || !*s)
-		return 0; /* run by root itself */
-	errno = 0;
-	uid = strtoul(s, &end, 10);
-	if (errno || *end || uid > (uid_t)-2) {
-		p_err("SUDO_UID is not a uid: '%s'", s);
-		return -EINVAL;
-	}
-	if (uid == 0 || (uid_t)uid == owner)
+	if (!inv->via_sudo || inv->uid == owner)
 		return 0;
-	p_err("process %d belongs to uid %u: through sudo, uid %lu may attach only to its own "
+	p_err("process %d belongs to uid %u: through sudo, uid %u may attach only to its own "
 	      "processes",
-	      (int)target, (unsigned)owner, uid);
+	      (int)target, (unsigned)owner, (unsigned)inv->uid);
 	return -EPERM;
 }

@@ -130,7 +130,7 @@ class Package(mwtest.E2ETestCase):
         pw = pwd.getpwnam("mcpwitness")
         self.assertLess(pw.pw_uid, 1000, "a system user")
         st = os.stat(KEYDIR)
-        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o700))
+        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o755))  # pub readable
         st = os.stat(os.path.join(KEYDIR, "signing.key"))
         self.assertEqual((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)), (0, 0, 0o600))
         st = os.stat(os.path.join(KEYDIR, "signing.pub"))
