@@ -86,8 +86,12 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 		rc = on_header(r, replay__header(r->rp));
 	if (!rc && rr->rec->type == MCPT_T_EVENT)
 		rc = engine__event(r->eng, (const Mcpt__Event *)rr->msg, rr->rec->index);
-	if (rr->rec->type == MCPT_T_LOSS)
+	if (!rc && rr->rec->type == MCPT_T_STDIO)
+		rc = engine__stdio(r->eng, (const Mcpt__StdioFrame *)rr->msg, rr->rec->index);
+	if (!rc && rr->rec->type == MCPT_T_LOSS) {
 		r->loss_records++;
+		rc = engine__loss(r->eng, (const Mcpt__Loss *)rr->msg, rr->rec->index);
+	}
 	return rc;
 }
 
@@ -102,7 +106,7 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 		return -ENOMEM;
 	rc = pass_model(fd, r->cm, d, digest);
 	if (!rc)
-		engine__set_model(r->eng, r->cm);
+		rc = engine__set_model(r->eng, r->cm);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "events.h"
 #include "evidence.h"
 #include "winidx.h"
 
@@ -26,6 +27,7 @@ struct callmodel {
 	bool captured;
 	bool has_header;
 	uint64_t shutdown_ts;
+	uint64_t eof_ts; /* end-of-file on the server's stdin (0: not recorded) */
 	uint64_t first_begin;
 	struct loss_range *loss;
 	size_t n_loss;
@@ -151,8 +153,18 @@ int callmodel__header(struct callmodel *cm, const Mcpt__Header *h)
 	return err;
 }
 
+/* The collector records end-of-file on the server's stdin (a read returning 0) as one empty
+ * READ frame marked last, at the stream's end: the client closed the channel, shutdown begins. */
+static bool is_stdin_eof(const Mcpt__StdioFrame *f)
+{
+	return f->dir == MCPT__STDIO_FRAME__DIR__READ && !(f->flags & MW_F_GAP) && f->last &&
+	       f->data.len == 0 && f->gap_len == 0;
+}
+
 int callmodel__stdio(struct callmodel *cm, const Mcpt__StdioFrame *f, uint64_t index)
 {
+	if (is_stdin_eof(f) && (!cm->eof_ts || f->ts < cm->eof_ts))
+		cm->eof_ts = f->ts;
 	return ensure(cm, NULL) ?: chan__frame(cm->chan, f, index);
 }
 
@@ -224,10 +236,15 @@ static int build_windows(struct callmodel *cm)
 	return cm->wi ? 0 : -ENOMEM;
 }
 
+/* Shutdown begins at the first of: an explicit shutdown mark, end-of-file on stdin, the
+ * server's exit. */
 static void find_shutdown(struct callmodel *cm)
 {
 	const struct pb_proc *p;
 	uint64_t ts = markset__shutdown_ts(cm->ms);
+
+	if (cm->eof_ts && (!ts || cm->eof_ts < ts))
+		ts = cm->eof_ts;
 
 	for (size_t i = 0; (p = procbind__at(cm->pb, i)); i++)
 		if (p->is_target && p->exited && (!ts || p->exit_ts < ts))

@@ -17,7 +17,8 @@
  *              address or argv is named by exactly one candidate's arguments (evidence.h)
  *   ambiguous  otherwise: every candidate is named
  *   bucket     outside every window: startup (before the first request was read), shutdown
- *              (after an explicit shutdown mark or the server's exit), ambient (between)
+ *              (after an explicit shutdown mark, end-of-file on the server's stdin or the
+ *              server's exit, whichever came first), ambient (between)
  * Only the client's requests have windows; requests the server sends (roots/list...) do not.
  */
 #ifndef MW_ATTRIBUTE_H

@@ -164,6 +164,13 @@ static int event_extra(json_t *o, const struct ev_view *v)
 	}
 	if (!err && v->payload.n)
 		err = json_put(o, "payload", json_bytes(v->payload.p, v->payload.n));
+	if (!err && v->has_dns)
+		err = json_put(o, "dns",
+			       json_pack("{s:o,s:i}", "name",
+					 json_bytes((const uint8_t *)v->dns.name, v->dns.name_len),
+					 "qtype", (json_int_t)v->dns.qtype));
+	if (!err && v->differs)
+		err = json_put(o, "differs", json_true());
 	/* DATA that no decoder above shows (a task name, memfd name, fs type, module
 	 * parameters, gids, capability sets): its bytes, escaped */
 	if (!err && !v->has_addr && v->op != MCPT__OP__OP_EXEC && v->raw->data.len)

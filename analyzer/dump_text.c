@@ -175,6 +175,15 @@ static void event_sock(struct strbuf *sb, const struct ev_view *v)
 	}
 	if (type)
 		strbuf_printf(sb, " type=%s", type);
+	if (v->has_dns) {
+		const char *t = dns_type_name(v->dns.qtype);
+
+		put_bytes(sb, "dns", (const uint8_t *)v->dns.name, v->dns.name_len);
+		if (t)
+			strbuf_printf(sb, " qtype=%s", t);
+		else
+			strbuf_printf(sb, " qtype=%u", v->dns.qtype);
+	}
 	put_bytes(sb, "payload", v->payload.p,
 		  v->payload.n > STDIO_TEXT_MAX ? STDIO_TEXT_MAX : v->payload.n);
 }

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "chanmsg.h"
 #include "engine.h"
 #include "events.h"
+#include "strbuf.h"
 
 /* An entry-time record waiting for its completion: the packed Event, re-decoded if needed. */
 struct held {
@@ -16,6 +18,19 @@ struct held {
 	uint64_t index;
 	uint8_t *packed;
 	size_t len;
+};
+
+/* Failed exec attempts of one thread waiting for the attempt that ends the search: a PATH search
+ * (execvp) tries each directory in turn, and the attempts with one program name are one
+ * finding, not one per directory. */
+struct xattempt {
+	uint32_t tid;
+	uint64_t index; /* of the last attempt */
+	uint8_t *packed; /* the last attempt */
+	size_t len;
+	unsigned count;
+	struct strbuf paths; /* every attempted path, ", "-separated, escaped */
+	char base[256];	     /* the program name they share */
 };
 
 struct engine {
@@ -27,6 +42,12 @@ struct engine {
 	size_t n_held, cap_held;
 	uint8_t *memo; /* per-event macro results */
 	struct callmodel *cm;
+	struct chanmsg *cmsg; /* channel messages as subjects (with a call model) */
+	struct xattempt *xa;
+	size_t n_xa;
+	uint32_t tpid, tuid; /* the server */
+	uint64_t tpstart;
+	const struct xattempt *attempts; /* set while the exec that ends a search is evaluated */
 };
 
 struct engine *engine__new(const struct policy *p, size_t max_per_rule)
@@ -52,16 +73,30 @@ void engine__free(struct engine *e)
 		return;
 	for (size_t i = 0; i < e->n_held; i++)
 		free(e->held[i].packed);
+	for (size_t i = 0; i < e->n_xa; i++) {
+		free(e->xa[i].packed);
+		strbuf_fini(&e->xa[i].paths);
+	}
+	free(e->xa);
 	free(e->held);
+	chanmsg__free(e->cmsg);
 	free(e->memo);
 	findings_fini(&e->fs);
 	proctree__free(e->pt);
 	free(e);
 }
 
-void engine__set_model(struct engine *e, struct callmodel *cm)
+static int on_message(void *ctx, const struct ev_view *v, const struct attribution *a,
+		      uint64_t index);
+
+int engine__set_model(struct engine *e, struct callmodel *cm)
 {
 	e->cm = cm;
+	chanmsg__free(e->cmsg);
+	e->cmsg = chanmsg__new(cm, on_message, e);
+	if (e->cmsg)
+		chanmsg__set_server(e->cmsg, e->tpid, e->tpstart, e->tuid);
+	return e->cmsg ? 0 : -ENOMEM;
 }
 
 int engine__set_header(struct engine *e, const Mcpt__Header *h)
@@ -70,34 +105,51 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h)
 
 	if (!t)
 		return 0;
+	e->tpid = t->pid;
+	e->tpstart = t->pstart;
+	e->tuid = t->uid;
+	if (e->cmsg)
+		chanmsg__set_server(e->cmsg, t->pid, t->pstart, t->uid);
 	return proctree__set_target(e->pt, t->pid, t->pstart, &t->exe, t->argv, t->n_argv,
 				    t->attached);
 }
 
-/* Every enabled rule on one decoded event. */
-static int evaluate(struct engine *e, const struct ev_view *v, uint64_t index, bool launch)
+/* Every enabled rule on one subject, done by process p (NULL: none). pre: its attribution when
+ * the caller knows it (channel messages), else the call model decides. */
+static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
+			   bool launch, struct proc *p, const struct attribution *pre)
 {
-	struct proc *p = proctree__get(e->pt, v->pid, v->pstart);
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo};
+	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
+			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
+						 : POL_SUBJ_EVENTS;
 	struct attribution attr;
 	int exc, err;
 
-	if (!p)
-		return -ENOMEM;
-	if (e->cm) {
+	if (pre) {
+		attr = *pre;
+		s.attr = &attr;
+		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
+	} else if (e->cm) {
 		callmodel__attribute(e->cm, v, &attr);
 		s.attr = &attr;
 		s.calls = callmodel__calls(e->cm);
 	}
 	memset(e->memo, 0, e->pol->n_macros);
-	/* before its first exec, the server process is still the collector's launcher */
-	s.launch = launch || (p->is_target && p->launching && p->execs == 0);
-	s.exe = (struct ev_bytes){p->exe, p->exe_len};
-	s.argv = (struct ev_bytes){p->argv_join, p->join_len};
+	s.pt = e->pt;
+	s.proc = p;
+	if (p) {
+		s.exe = (struct ev_bytes){p->exe, p->exe_len};
+		s.argv = (struct ev_bytes){p->argv_join, p->join_len};
+	}
+	if (e->attempts) {
+		s.attempts = e->attempts->count;
+		s.attempted = strbuf_str(&e->attempts->paths);
+	}
 	for (size_t i = 0; i < e->pol->n_rules; i++) {
 		const struct pol_rule *r = e->pol->rules[i];
 
-		if (!policy_rule_match(r, &s, &exc)) {
+		if (!(r->subjects & subj) || !policy_rule_match(r, &s, &exc)) {
 			e->st.exceptions_hit += exc >= 0;
 			continue;
 		}
@@ -108,13 +160,197 @@ static int evaluate(struct engine *e, const struct ev_view *v, uint64_t index, b
 	return 0;
 }
 
+/* Every enabled rule on one decoded event. */
+static int evaluate(struct engine *e, const struct ev_view *v, uint64_t index, bool launch)
+{
+	struct proc *p = proctree__get(e->pt, v->pid, v->pstart);
+
+	if (!p)
+		return -ENOMEM;
+	/* before its first exec, the server process is still the collector's launcher */
+	launch = launch || (p->is_target && p->launching && p->execs == 0);
+	return evaluate_subject(e, v, index, launch, p, NULL);
+}
+
+static int on_message(void *ctx, const struct ev_view *v, const struct attribution *a,
+		      uint64_t index)
+{
+	struct engine *e = ctx;
+	struct proc *p = e->tpid ? proctree__find(e->pt, e->tpid, e->tpstart) : NULL;
+
+	e->st.messages++;
+	return evaluate_subject(e, v, index, false, p, a);
+}
+
+int engine__stdio(struct engine *e, const Mcpt__StdioFrame *f, uint64_t index)
+{
+	return e->cmsg ? chanmsg__frame(e->cmsg, f, index) : 0;
+}
+
+static const char *loss_source_name(int src)
+{
+	const ProtobufCEnumValue *ev =
+		protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor, src);
+
+	return ev ? ev->name : "UNKNOWN";
+}
+
+int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index)
+{
+	char detail[160];
+	struct ev_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.op = EV_OP_LOSS;
+	v.op_name = "loss";
+	v.family = FAM_HEALTH;
+	v.ts = l->ts;
+	v.seq = l->first_seq;
+	v.result = RES_SUCCESS;
+	if (l->first_seq || l->last_seq)
+		snprintf(detail, sizeof(detail), "%llu events lost (%s), sequence %llu..%llu",
+			 (unsigned long long)l->delta, loss_source_name(l->src),
+			 (unsigned long long)l->first_seq, (unsigned long long)l->last_seq);
+	else
+		snprintf(detail, sizeof(detail), "%llu events lost (%s)",
+			 (unsigned long long)l->delta, loss_source_name(l->src));
+	v.detail = detail;
+	e->st.losses++;
+	e->st.events_lost += l->delta;
+	return evaluate_subject(e, &v, index, false, NULL, NULL);
+}
+
+static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index);
+
+/* The program name of an exec's path (after its last '/'), or false when it has none. */
+static bool exec_base(const struct ev_view *v, const uint8_t **b, size_t *n)
+{
+	const uint8_t *p = v->path.p, *slash;
+
+	if (!v->path.n)
+		return false;
+	slash = memrchr(p, '/', v->path.n);
+	*b = slash ? slash + 1 : p;
+	*n = v->path.n - (size_t)(*b - p);
+	return *n > 0 && *n < sizeof(((struct xattempt *)0)->base);
+}
+
+static struct xattempt *xa_find(struct engine *e, const struct ev_view *v)
+{
+	uint32_t old_tid = v->op == MCPT__OP__OP_EXEC && v->raw->n_args ? (uint32_t)v->raw->args[0]
+									    : 0;
+
+	for (size_t i = 0; i < e->n_xa; i++)
+		if (e->xa[i].tid == v->tid || (old_tid && e->xa[i].tid == old_tid))
+			return &e->xa[i];
+	return NULL;
+}
+
+static bool xa_same_search(const struct xattempt *x, const struct ev_view *v)
+{
+	const uint8_t *b;
+	size_t n;
+
+	if (v->op != MCPT__OP__OP_EXEC && v->op != MCPT__OP__OP_EXEC_FAILED)
+		return false;
+	return exec_base(v, &b, &n) && n == strlen(x->base) && memcmp(b, x->base, n) == 0;
+}
+
+/* Keeps the failed attempt v as the search's latest. Returns 0 or -ENOMEM. */
+static int xa_keep(struct xattempt *x, const struct ev_view *v, uint64_t index)
+{
+	size_t len = mcpt__event__get_packed_size(v->raw);
+	uint8_t *buf = malloc(len ? len : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	free(x->packed);
+	x->packed = buf;
+	x->len = mcpt__event__pack(v->raw, buf);
+	x->index = index;
+	if (x->count++)
+		strbuf_puts(&x->paths, ", ");
+	strbuf_escape(&x->paths, v->path.p, v->path.n, 0);
+	return strbuf_error(&x->paths);
+}
+
+#define XA_MAX 256
+
+static int xa_start(struct engine *e, const struct ev_view *v, uint64_t index)
+{
+	struct xattempt *x;
+	const uint8_t *b;
+	size_t n;
+
+	if (e->n_xa >= XA_MAX || !exec_base(v, &b, &n))
+		return 1; /* not held: evaluated on its own */
+	x = realloc(e->xa, (e->n_xa + 1) * sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	e->xa = x;
+	x = &e->xa[e->n_xa++];
+	memset(x, 0, sizeof(*x));
+	x->paths = (struct strbuf)STRBUF_INIT;
+	x->tid = v->tid;
+	memcpy(x->base, b, n);
+	return xa_keep(x, v, index);
+}
+
+static void xa_forget(struct engine *e, struct xattempt *x)
+{
+	free(x->packed);
+	strbuf_fini(&x->paths);
+	*x = e->xa[--e->n_xa];
+}
+
+/* The search ended without success: its last attempt is evaluated, carrying all of them. */
+static int xa_release(struct engine *e, struct xattempt *x)
+{
+	Mcpt__Event *ev = mcpt__event__unpack(NULL, x->len, x->packed);
+	struct xattempt done = *x;
+	struct ev_view v;
+	bool launch;
+	int err;
+
+	e->n_xa--;
+	*x = e->xa[e->n_xa]; /* removed first: the evaluation must not find it again */
+	if (!ev) {
+		err = -ENOMEM;
+	} else {
+		event_decode(&v, ev);
+		e->attempts = &done;
+		err = proctree__apply(e->pt, &v, &launch) ?: evaluate(e, &v, done.index, launch);
+		e->attempts = NULL;
+		mcpt__event__free_unpacked(ev, NULL);
+	}
+	free(done.packed);
+	strbuf_fini(&done.paths);
+	return err;
+}
+
 static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index)
 {
+	struct xattempt *x;
 	struct ev_view v;
 	bool launch;
 	int err;
 
 	event_decode(&v, ev);
+	x = e->n_xa ? xa_find(e, &v) : NULL;
+	if (x && xa_same_search(x, &v) && v.op == MCPT__OP__OP_EXEC_FAILED)
+		return xa_keep(x, &v, index);
+	if (x && xa_same_search(x, &v)) { /* the search found it */
+		err = proctree__apply(e->pt, &v, &launch);
+		e->attempts = x;
+		err = err ?: evaluate(e, &v, index, launch);
+		e->attempts = NULL;
+		xa_forget(e, x);
+		return err;
+	}
+	if (x && (err = xa_release(e, x)))
+		return err;
+	if (v.op == MCPT__OP__OP_EXEC_FAILED && (err = xa_start(e, &v, index)) <= 0)
+		return err;
 	err = proctree__apply(e->pt, &v, &launch);
 	return err ?: evaluate(e, &v, index, launch);
 }
@@ -223,11 +459,16 @@ int engine__finish(struct engine *e)
 {
 	int err = 0;
 
+	if (e->cmsg)
+		err = chanmsg__finish(e->cmsg);
+
 	/* released from the end of a descending sort: in stream order, no reshuffling */
 	if (e->n_held > 1)
 		qsort(e->held, e->n_held, sizeof(*e->held), cmp_held);
 	while (e->n_held && !err)
 		err = held_release(e, &e->held[e->n_held - 1]);
+	while (e->n_xa && !err) /* the oldest search first */
+		err = xa_release(e, &e->xa[0]);
 	return err;
 }
 

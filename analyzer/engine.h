@@ -9,6 +9,9 @@
  *     dropped (one finding per syscall, with its result), otherwise, and at the end of the
  *     trace, the entry is evaluated on its own as pending (the attempt is still evidence).
  *     At most 256 entries are held; past that the oldest is evaluated on its own.
+ *   - a failed exec (exec_failed) is held per thread while a PATH search goes on: the attempts
+ *     with one program name and the exec that ends them are evaluated once, on the last of
+ *     them, which carries the count and the paths tried (one finding, not one per directory).
  * Records do not need to arrive in timestamp order.
  */
 #ifndef MW_ENGINE_H
@@ -27,6 +30,9 @@ struct engine_stats {
 	uint64_t held_entries;	 /* entry records evaluated on their own */
 	uint64_t merged_entries; /* entry records superseded by their completion */
 	uint64_t exceptions_hit; /* matches suppressed by an exception */
+	uint64_t messages;	 /* channel messages evaluated */
+	uint64_t losses;	 /* Loss records evaluated */
+	uint64_t events_lost;	 /* the sum of their counts */
 };
 
 struct engine;
@@ -37,8 +43,9 @@ void engine__free(struct engine *e);
 
 struct callmodel;
 /* Attributes every event with cm (resolved after pass 1; must outlive the engine) before it is
- * evaluated. Without it, events carry no call. */
-void engine__set_model(struct engine *e, struct callmodel *cm);
+ * evaluated, and evaluates the channel's messages (chanmsg.h). Without it, events carry no call
+ * and messages are not evaluated. Returns 0 or -ENOMEM. */
+int engine__set_model(struct engine *e, struct callmodel *cm);
 
 /* Seeds the process table with the server of the header. Returns 0 or -ENOMEM. */
 int engine__set_header(struct engine *e, const Mcpt__Header *h);
@@ -46,7 +53,13 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h);
 /* Evaluates one event record (index = its record index). Returns 0 or -ENOMEM. */
 int engine__event(struct engine *e, const Mcpt__Event *ev, uint64_t index);
 
-/* Evaluates the entry records still held. Call once, after the last event. */
+/* A StdioFrame of the channel (its messages are evaluated as their lines complete) and a Loss
+ * record (evaluated as one subject, op loss, family health). Return 0 or -ENOMEM. */
+int engine__stdio(struct engine *e, const Mcpt__StdioFrame *f, uint64_t index);
+int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index);
+
+/* Evaluates what is still held (entry records, exec searches, an unterminated last message).
+ * Call once, after the last record. */
 int engine__finish(struct engine *e);
 
 struct findings *engine__findings(struct engine *e);

@@ -106,6 +106,8 @@ static const struct op_info op_table[] = {
 	OP(IO_URING_ENTER, "io_uring_enter"),
 	OP(IO_URING_REGISTER, "io_uring_register"),
 	OP(IO_URING_SUBMIT, "io_uring_submit"),
+	{EV_OP_MESSAGE, "message", K_PLAIN, 0, -1},
+	{EV_OP_LOSS, "loss", K_PLAIN, 0, -1},
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))
@@ -113,8 +115,28 @@ static const struct op_info op_table[] = {
 static const char *const family_names[FAM_COUNT] = {
 	[FAM_NONE] = "none",	   [FAM_PROCESS] = "process",	  [FAM_FILE] = "file",
 	[FAM_NETWORK] = "network", [FAM_PRIVILEGE] = "privilege", [FAM_EVASION] = "evasion",
-	[FAM_CHANNEL] = "channel",
+	[FAM_CHANNEL] = "channel", [FAM_HEALTH] = "health",
 };
+
+static const char *const msg_kind_names[MSG_KINDS] = {
+	[MSG_REQUEST] = "request",
+	[MSG_RESPONSE] = "response",
+	[MSG_NOTIFICATION] = "notification",
+	[MSG_OTHER] = "other",
+};
+
+const char *event_msg_kind_name(enum ev_msg_kind k)
+{
+	return (unsigned)k < MSG_KINDS ? msg_kind_names[k] : "?";
+}
+
+int event_msg_kind_by_name(const char *name)
+{
+	for (int i = 0; i < MSG_KINDS; i++)
+		if (strcmp(msg_kind_names[i], name) == 0)
+			return i;
+	return -1;
+}
 
 static const char *const result_names[RES_COUNT] = {
 	[RES_SUCCESS] = "success",
@@ -174,6 +196,8 @@ enum ev_family event_op_family(int op)
 		return FAM_EVASION;
 	if (op >= 190 && op <= 199)
 		return FAM_CHANNEL;
+	if (op >= 200 && op <= 209)
+		return FAM_HEALTH;
 	return FAM_NONE;
 }
 
@@ -240,6 +264,7 @@ static const struct {
 #define LX_O_ACCMODE 03
 #define LX_O_CREAT   0100
 #define LX_O_TRUNC   01000
+#define LX_O_TMPFILE 020000000
 
 bool event_open_writes(uint64_t flags)
 {
@@ -297,6 +322,57 @@ void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quot
 	strbuf_put(sb, "", 0);
 }
 
+size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	size_t len = 0, i = 0;
+
+	if (!n || p[0] != '/' || cap < 2)
+		return 0;
+	while (i < n) {
+		size_t j = i, k;
+
+		while (j < n && p[j] == '/')
+			j++;
+		for (k = j; k < n && p[k] != '/'; k++)
+			;
+		if (k - j == 1 && p[j] == '.') {
+			/* "." */
+		} else if (k - j == 2 && p[j] == '.' && p[j + 1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--; /* the '/' before it */
+		} else if (k > j) {
+			if (len + 1 + (k - j) >= cap)
+				return 0;
+			out[len++] = '/';
+			memcpy(out + len, p + j, k - j);
+			len += k - j;
+		}
+		i = k;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return len;
+}
+
+/* The path the process named (made absolute in kernel, or absolute as passed), normalised,
+ * against the file actually opened. */
+static bool file_differs(const struct ev_view *v)
+{
+	char buf[4096 + 1];
+	const struct ev_bytes *named = v->abs.n ? &v->abs : &v->path;
+	size_t n;
+
+	if (!v->opened.n || !named->n)
+		return false;
+	n = event_normalize_path(named->p, named->n, buf, sizeof(buf));
+	if (!n)
+		return false;
+	return n != v->opened.n || memcmp(buf, v->opened.p, n) != 0;
+}
+
 static int64_t arg_at(const Mcpt__Event *e, size_t i)
 {
 	return i < e->n_args ? e->args[i] : 0;
@@ -339,6 +415,50 @@ static void decode_open(struct ev_view *v, const struct op_info *oi)
 		v->mode = (uint32_t)arg_at(e, (size_t)oi->a_flags + 1);
 	}
 	v->write_intent = event_open_writes(v->open_flags);
+	v->has_mode = (v->open_flags & (LX_O_CREAT | LX_O_TMPFILE)) != 0;
+}
+
+static bool is_ip_addr(const struct mw_sockaddr *a)
+{
+	return a->kind == SA_INET || a->kind == SA_INET6;
+}
+
+#define LX_SOCK_STREAM 1
+#define DNS_PORT       53
+
+/* A datagram (or stream write) to port 53 whose payload the collector kept: its query. The
+ * port is the address given, else the connected socket's peer. */
+static void decode_dns(struct ev_view *v)
+{
+	const struct mw_sockaddr *to = NULL;
+
+	if (v->op != MCPT__OP__OP_SENDTO && v->op != MCPT__OP__OP_SENDMSG &&
+	    v->op != MCPT__OP__OP_SENDMMSG)
+		return;
+	if (v->has_addr && is_ip_addr(&v->addr))
+		to = &v->addr;
+	else if (v->has_peer && is_ip_addr(&v->peer))
+		to = &v->peer;
+	if (!v->payload.n || (to && to->port != DNS_PORT))
+		return;
+	v->has_dns = dns_decode_query(v->payload.p, v->payload.n,
+				      v->sock_type == LX_SOCK_STREAM, &v->dns);
+}
+
+/* connect and send*: the address passed against the peer the kernel holds after the call
+ * (IPv4-mapped IPv6 is IPv4 on both sides already). */
+static bool sock_differs(const struct ev_view *v)
+{
+	const struct mw_sockaddr *a = &v->addr, *b = &v->peer;
+
+	if (v->op != MCPT__OP__OP_CONNECT && v->op != MCPT__OP__OP_SENDTO &&
+	    v->op != MCPT__OP__OP_SENDMSG && v->op != MCPT__OP__OP_SENDMMSG)
+		return false;
+	if (!v->has_addr || !v->has_peer || !is_ip_addr(a) || !is_ip_addr(b))
+		return false;
+	if (a->kind != b->kind || a->port != b->port)
+		return true;
+	return memcmp(a->ip.b, b->ip.b, a->kind == SA_INET ? 4 : 16) != 0;
 }
 
 /* data: the address the process gave or received; data2: the socket's as the kernel holds it
@@ -361,6 +481,26 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 		v->has_peer = true;
 		sockaddr_decode(&v->peer, e->data2.data, e->data2.len, -1);
 	}
+	decode_dns(v);
+	v->differs = sock_differs(v);
+}
+
+/* The mode a chmod sets, or a creating open gives a new file. */
+static void decode_mode(struct ev_view *v)
+{
+	switch (v->op) {
+	case MCPT__OP__OP_CHMOD:
+		v->mode = (uint32_t)arg_at(v->raw, 0);
+		break;
+	case MCPT__OP__OP_FCHMOD:
+	case MCPT__OP__OP_FCHMODAT:
+	case MCPT__OP__OP_FCHMODAT2:
+		v->mode = (uint32_t)arg_at(v->raw, 1);
+		break;
+	default:
+		return;
+	}
+	v->has_mode = true;
 }
 
 static void decode_op_specific(struct ev_view *v)
@@ -389,6 +529,7 @@ static void decode_op_specific(struct ev_view *v)
 		decode_sock(v, oi);
 		break;
 	default:
+		decode_mode(v);
 		break;
 	}
 }
@@ -419,6 +560,10 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->abs2 = bytes_of(&e->abs_path2);
 	v->payload = bytes_of(&e->payload);
 	v->subject = v->abs.n ? v->abs : v->path;
+	v->dev = e->dev;
+	v->ino = e->ino;
 	decode_result(v);
 	decode_op_specific(v);
+	if (v->family == FAM_FILE || v->family == FAM_PROCESS)
+		v->differs = file_differs(v);
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dns.h"
 #include "sockaddr.h"
 #include "strbuf.h"
 #include "trace.pb-c.h"
@@ -29,7 +30,21 @@ enum ev_family {
 	FAM_PRIVILEGE, /* injection and privilege */
 	FAM_EVASION,
 	FAM_CHANNEL,
+	FAM_HEALTH,
 	FAM_COUNT,
+};
+
+/* Subjects the analyzer builds itself, evaluated by the rules like events (numbers reserved in
+ * bpf/events.h, never recorded): a JSON-RPC message of the MCP channel, and a Loss record. */
+#define EV_OP_MESSAGE 199
+#define EV_OP_LOSS    200
+
+enum ev_msg_kind {
+	MSG_REQUEST = 0,
+	MSG_RESPONSE,
+	MSG_NOTIFICATION,
+	MSG_OTHER, /* not JSON-RPC (a line that does not parse, junk) */
+	MSG_KINDS,
 };
 
 enum ev_result {
@@ -68,6 +83,7 @@ struct ev_view {
 	bool has_open;
 	uint64_t open_flags;
 	uint32_t mode;
+	bool has_mode; /* mode is meaningful: a creating open, or a chmod (which sets it) */
 	bool write_intent;
 	int64_t dirfd;
 
@@ -83,6 +99,19 @@ struct ev_view {
 	int64_t fd;
 	int sock_type, sock_family; /* from the kernel's socket, 0 when unknown */
 	struct ev_bytes payload;    /* bytes sent, where the op records them (DNS queries) */
+	bool has_dns;		    /* payload holds a DNS query (a datagram to port 53) */
+	struct dns_query dns;
+	/* what the process named differs from what the kernel acted on: an open's path (made
+	 * absolute and normalised lexically) and the file opened, a connect's address and the
+	 * socket's peer (informational: symlinks such as /lib -> /usr/lib make it common) */
+	bool differs;
+	uint64_t dev, ino; /* the file the record concerns (0: none) */
+
+	/* EV_OP_MESSAGE: one line of the channel; EV_OP_LOSS: one Loss record */
+	int msg_dir; /* enum chan_dir: 0 client to server, 1 server to client */
+	enum ev_msg_kind msg_kind;
+	struct ev_bytes message;
+	const char *detail; /* one line saying what the subject is (messages, losses) */
 
 	/* fork */
 	uint32_t child_pid, child_tid;
@@ -126,6 +155,15 @@ bool event_open_writes(uint64_t flags);
  * returns false at the end. *pos starts at 0. A last entry without its NUL (cut short) is
  * returned too. */
 bool event_argv_next(const struct ev_bytes *argv, size_t *pos, struct ev_bytes *arg);
+
+/* Lexical normalisation of an absolute path into out (at most cap bytes): "//" and "/./"
+ * collapse, "/x/.." goes up (never above "/"), a trailing '/' goes. Returns the length, or 0
+ * when p is not absolute or does not fit. */
+size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap);
+
+/* Names of message kinds: "request", "response", "notification", "other". */
+const char *event_msg_kind_name(enum ev_msg_kind k);
+int event_msg_kind_by_name(const char *name); /* -1 if unknown */
 
 /* Appends argv joined by single spaces, each entry escaped (no quoting): what argv globs match
  * is the raw join; this is for display. */

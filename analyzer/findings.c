@@ -25,6 +25,9 @@ static void finding_fini(struct finding *f)
 	free(f->path_arg);
 	free(f->opened_path);
 	free(f->addr);
+	free(f->dns);
+	free(f->detail);
+	free(f->attempted);
 	free(f->matched);
 	free(f->exe);
 	for (size_t i = 0; i < f->argc; i++)
@@ -146,6 +149,14 @@ static bool put_placeholder(struct strbuf *sb, const struct finding *f, const ch
 		val = finding_result(f, buf, sizeof(buf));
 	else if (name_is(p, n, "pid"))
 		snprintf(buf, sizeof(buf), "%u", f->pid), val = buf;
+	else if (name_is(p, n, "uid"))
+		snprintf(buf, sizeof(buf), "%u", f->uid), val = buf;
+	else if (name_is(p, n, "dns"))
+		val = f->dns;
+	else if (name_is(p, n, "detail"))
+		val = f->detail;
+	else if (name_is(p, n, "attempts"))
+		snprintf(buf, sizeof(buf), "%u", f->attempts), val = buf;
 	else if (name_is(p, n, "argv") && f->argc)
 		put_argv(sb, f), val = "";
 	else if (!name_is(p, n, "argv"))
@@ -211,6 +222,18 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	f->opened_path = esc(v->opened, &err);
 	f->addr = fmt_addr(v, &err);
 	f->exe = esc(s->exe, &err);
+	if (v->has_dns)
+		f->dns = esc((struct ev_bytes){(const uint8_t *)v->dns.name, v->dns.name_len}, &err);
+	if (v->detail)
+		f->detail = esc((struct ev_bytes){(const uint8_t *)v->detail, strlen(v->detail)},
+				&err);
+	/* a failed exec evaluated on its own is one attempt */
+	f->attempts = s->attempts ? s->attempts : v->op == MCPT__OP__OP_EXEC_FAILED;
+	if (s->attempted && !(f->attempted = strdup(s->attempted)))
+		err = -ENOMEM;
+	f->dev = v->dev;
+	f->ino = v->ino;
+	f->differs = v->differs;
 	err = err ?: fill_argv(f, p);
 	f->result = v->result;
 	f->err = v->err;

@@ -37,6 +37,12 @@ struct finding {
 	/* evidence (escaped text; NULL when the event has none) */
 	char op[16];
 	char *path, *path_arg, *opened_path, *addr;
+	char *dns;    /* the DNS query name, escaped */
+	char *detail; /* what a message or loss subject is, escaped */
+	unsigned attempts; /* an exec that ended (or was) a PATH search: its failed attempts */
+	char *attempted;   /* their paths */
+	uint64_t dev, ino;
+	bool differs;
 	char *exe;   /* of the process, escaped */
 	char **argv; /* its argv, each word escaped */
 	size_t argc;

@@ -202,8 +202,58 @@ static void macro_free(struct pol_macro *m)
 	free(m);
 }
 
+/* Does c use macro m, directly or through other macros? */
+static bool cond_uses(const struct cond *c, const struct pol_macro *m, int depth)
+{
+	if (depth > 64)
+		return true; /* deeper than any real policy: refuse it as if it were a cycle */
+	if (c->kind == COND_MACRO)
+		return c->macro == m || cond_uses(c->macro->cond, m, depth + 1);
+	for (size_t i = 0; i < c->n; i++)
+		if (cond_uses(c->kids[i], m, depth + 1))
+			return true;
+	return false;
+}
+
+static const char *const macrodef_keys[] = {"condition", "override", NULL};
+
+/* An override of an earlier macro: append (the old condition or the new one) or replace. */
+static int macro_override(struct pol_loader *ld, const struct ynode *key, struct pol_macro *m,
+			  int how, const struct ynode *cond_node)
+{
+	struct cond *c = cond_parse(ld, cond_node, 0), *any;
+
+	if (!c)
+		return -EINVAL;
+	if (cond_uses(c, m, 0)) {
+		diag_error(ld->d, &cond_node->pos, "macro \"%s\" would use itself", key->str);
+		cond_free(c);
+		return -EINVAL;
+	}
+	if (how == POL_OVERRIDE_REPLACE) {
+		cond_free(m->cond);
+		m->cond = c;
+		return 0;
+	}
+	any = calloc(1, sizeof(*any));
+	if (!any || !(any->kids = calloc(2, sizeof(*any->kids)))) {
+		free(any);
+		cond_free(c);
+		return -ENOMEM;
+	}
+	any->kind = COND_ANY;
+	any->pos = key->pos;
+	any->kids[0] = m->cond;
+	any->kids[1] = c;
+	any->n = 2;
+	m->cond = any;
+	return 0;
+}
+
+/* "name: COND" or "name: {condition: COND, override: append|replace}". */
 static int macro_parse(struct pol_loader *ld, const struct ynode *key, const struct ynode *val)
 {
+	const struct ynode *cond_node = val, *ov = NULL;
 	struct pol_macro *m, *old;
 	int err;
 
@@ -212,12 +262,22 @@ static int macro_parse(struct pol_loader *ld, const struct ynode *key, const str
 			   "bad macro name (letters, digits, '_', '-', '.', ':')");
 		return -EINVAL;
 	}
-	old = policy_find_macro(ld->p, key->str);
-	if (old) {
-		diag_error(ld->d, &key->pos, "macro \"%s\" is already defined at %s:%u:%u",
-			   key->str, old->pos.file, old->pos.line, old->pos.col);
-		return -EINVAL;
+	if (val->kind == YN_MAP && (ynode_get(val, "condition") || ynode_get(val, "override"))) {
+		if (pol_check_keys(ld, val, macrodef_keys, "macro definition"))
+			return -EINVAL;
+		cond_node = ynode_get(val, "condition");
+		ov = ynode_get(val, "override");
+		if (!cond_node) {
+			diag_error(ld->d, &val->pos, "macro \"%s\" has no \"condition\"", key->str);
+			return -EINVAL;
+		}
 	}
+	old = policy_find_macro(ld->p, key->str);
+	err = pol_override_check(ld, key, ov, old ? &old->pos : NULL, "macro");
+	if (err < 0)
+		return err;
+	if (old)
+		return macro_override(ld, key, old, err, cond_node);
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->name = strdup(key->str))) {
 		free(m);
@@ -225,7 +285,7 @@ static int macro_parse(struct pol_loader *ld, const struct ynode *key, const str
 	}
 	m->pos = key->pos;
 	m->index = ld->p->n_macros;
-	m->cond = cond_parse(ld, val, 0);
+	m->cond = cond_parse(ld, cond_node, 0);
 	err = m->cond ? ptr_push(&ld->p->macros, &ld->p->n_macros, m) : -EINVAL;
 	if (err)
 		macro_free(m);
@@ -423,6 +483,12 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 		}
 	}
 	warn_unset(&pc);
+	for (size_t i = 0; i < p->n_rules && !err; i++) {
+		policy_rule_subjects(p->rules[i]);
+		/* once: the first compilation (policy check, or before the trace) */
+		if (!warn && p->rules[i]->enabled)
+			policy_warn_unreachable(p->rules[i], d);
+	}
 	return err;
 }
 

@@ -130,7 +130,14 @@ struct pol_rule {
 	struct pol_exception *exceptions;
 	size_t n_exceptions;
 	bool enabled;
+	unsigned subjects; /* POL_SUBJ_*: what it is evaluated on (policy_reach.c) */
 };
+
+/* Subjects of the rules: events always; channel messages and losses only for rules that name
+ * them (policy_reach.c). */
+#define POL_SUBJ_EVENTS	  1u
+#define POL_SUBJ_MESSAGES 2u
+#define POL_SUBJ_LOSSES	  4u
 
 struct pol_file {
 	char *path;
@@ -151,6 +158,8 @@ struct policy {
 
 struct attribution;
 struct callset;
+struct proctree;
+struct proc;
 
 /* What a condition is evaluated against: the event, the process that did it, the call it was
  * attributed to. */
@@ -161,6 +170,10 @@ struct eval_subject {
 	struct ev_bytes exe;  /* executable of the process (after an exec: the new one) */
 	struct ev_bytes argv; /* its argv joined by single spaces */
 	bool launch;	      /* this exec started the monitored server itself */
+	const struct proctree *pt; /* for ancestry (may be NULL) */
+	const struct proc *proc;   /* the process of the subject (may be NULL) */
+	unsigned attempts;	   /* an exec ending a PATH search: the failed attempts before */
+	const char *attempted;	   /* their paths, escaped, ", "-separated (NULL: none) */
 	/* optional, one byte per macro, zeroed for each event: a macro used by several rules
 	 * is evaluated once per event (0 unknown, 1 false, 2 true) */
 	uint8_t *macro_memo;
@@ -181,7 +194,7 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn_unset, st
 /* Number of enabled rules. */
 size_t policy__enabled_rules(const struct policy *p);
 
-/* Evaluation (policy_cond.c). */
+/* Evaluation (policy_cond.c, fields in policy_eval.c). */
 bool cond_eval(const struct cond *c, const struct eval_subject *s);
 /* The rule's condition holds and no exception does; *exc is set to the index of the first
  * exception that held (or -1). */
@@ -240,6 +253,11 @@ struct pol_rule *policy_find_rule(const struct policy *p, const char *id);
 int pol_value_parse(struct pol_loader *ld, const struct ynode *n, struct pol_value *out);
 void pol_value_fini(struct pol_value *v);
 char *pol_strdup_escaped(const char *s, size_t len); /* for messages */
+
+/* After compilation (policy_reach.c): sets r->subjects; warns in d of a rule or an exception
+ * that can never match. */
+void policy_rule_subjects(struct pol_rule *r);
+void policy_warn_unreachable(const struct pol_rule *r, struct diag *d);
 
 /* Field table (policy_field.c). */
 const struct field_desc *field_find(const char *name);

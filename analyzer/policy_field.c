@@ -1,6 +1,6 @@
 /*
- * policy_field.c - the fields a condition can test, how their values are written and
- * compiled, and how they are read from an event.
+ * policy_field.c - the fields a condition can test and how their values are written and
+ * compiled (policy_eval.c reads them from a subject).
  *
  * One table: a field has a name and a value kind. Every value of a test is compiled to a
  * struct fvalue; a test holds when any of its values matches (a list is "any of its items").
@@ -16,76 +16,45 @@
 #include "events.h"
 #include "glob.h"
 #include "policy.h"
-
-enum vkind {
-	VK_GLOB_PATH, /* glob, '/' is special */
-	VK_GLOB_TEXT, /* glob over text (argv), wildcards cross '/' */
-	VK_FAMILY,
-	VK_OP,
-	VK_RESULT,
-	VK_AF,
-	VK_ERRNO,
-	VK_BOOL,
-	VK_CIDR,
-	VK_PORT,
-	VK_BUCKET,
-	VK_ATTRIBUTION,
-};
-
-enum field_id {
-	F_FAMILY,
-	F_OP,
-	F_PATH,
-	F_PATH_ARG,
-	F_OPENED_PATH,
-	F_EXE,
-	F_ARGV,
-	F_ADDR,
-	F_PORT,
-	F_AF,
-	F_RESULT,
-	F_ERRNO,
-	F_WRITE,
-	F_LAUNCH,
-	F_TRUNCATED,
-	F_UNRESOLVED,
-	F_TAMPERED,
-	F_TOOL,
-	F_METHOD,
-	F_ARGUMENTS,
-	F_BUCKET,
-	F_ATTRIBUTION,
-};
-
-struct field_desc {
-	const char *name;
-	enum field_id id;
-	enum vkind vk;
-};
+#include "policy_field.h"
 
 static const struct field_desc fields[] = {
-	{"family", F_FAMILY, VK_FAMILY},
-	{"op", F_OP, VK_OP},
-	{"path", F_PATH, VK_GLOB_PATH},
-	{"path_arg", F_PATH_ARG, VK_GLOB_PATH},
-	{"opened_path", F_OPENED_PATH, VK_GLOB_PATH},
-	{"exe", F_EXE, VK_GLOB_PATH},
-	{"argv", F_ARGV, VK_GLOB_TEXT},
-	{"addr", F_ADDR, VK_CIDR},
-	{"port", F_PORT, VK_PORT},
-	{"af", F_AF, VK_AF},
-	{"result", F_RESULT, VK_RESULT},
-	{"errno", F_ERRNO, VK_ERRNO},
-	{"write", F_WRITE, VK_BOOL},
-	{"launch", F_LAUNCH, VK_BOOL},
-	{"truncated", F_TRUNCATED, VK_BOOL},
-	{"unresolved", F_UNRESOLVED, VK_BOOL},
-	{"tampered", F_TAMPERED, VK_BOOL},
-	{"tool", F_TOOL, VK_GLOB_TEXT},
-	{"method", F_METHOD, VK_GLOB_TEXT},
-	{"arguments", F_ARGUMENTS, VK_GLOB_TEXT},
-	{"bucket", F_BUCKET, VK_BUCKET},
-	{"attribution", F_ATTRIBUTION, VK_ATTRIBUTION},
+	{"family", F_FAMILY, VK_FAMILY, FAMS_ALL},
+	{"op", F_OP, VK_OP, FAMS_ALL},
+	{"path", F_PATH, VK_GLOB_PATH, FAMS_PATHS},
+	{"path_arg", F_PATH_ARG, VK_GLOB_PATH, FAMS_PATHS},
+	{"opened_path", F_OPENED_PATH, VK_GLOB_PATH, FAMS_PATHS},
+	{"exe", F_EXE, VK_GLOB_PATH, FAMS_ALL},
+	{"argv", F_ARGV, VK_GLOB_TEXT, FAMS_ALL},
+	{"addr", F_ADDR, VK_CIDR, FAMS_NET},
+	{"port", F_PORT, VK_PORT, FAMS_NET},
+	{"af", F_AF, VK_AF, FAMS_NET},
+	{"result", F_RESULT, VK_RESULT, FAMS_EVENTS},
+	{"errno", F_ERRNO, VK_ERRNO, FAMS_EVENTS},
+	{"write", F_WRITE, VK_BOOL, FAM_BIT(FAM_FILE)},
+	{"launch", F_LAUNCH, VK_BOOL, FAMS_ALL},
+	{"truncated", F_TRUNCATED, VK_BOOL, FAMS_ALL},
+	{"unresolved", F_UNRESOLVED, VK_BOOL, FAMS_ALL},
+	{"tampered", F_TAMPERED, VK_BOOL, FAMS_ALL},
+	{"unchecked", F_UNCHECKED, VK_BOOL, FAMS_ALL},
+	{"differs", F_DIFFERS, VK_BOOL, FAMS_ALL},
+	{"target", F_TARGET, VK_GLOB_PATH, FAMS_PATHS},
+	{"exec_bits", F_EXEC_BITS, VK_BOOL, FAM_BIT(FAM_FILE)},
+	{"dev", F_DEV, VK_DEV, FAMS_PATHS},
+	{"ino", F_INO, VK_INT, FAMS_PATHS},
+	{"dns", F_DNS, VK_GLOB_TEXT, FAMS_NET},
+	{"uid", F_UID, VK_INT, FAMS_EVENTS},
+	{"parent_exe", F_PARENT_EXE, VK_GLOB_PATH, FAMS_ALL},
+	{"ancestor_exe", F_ANCESTOR_EXE, VK_GLOB_PATH, FAMS_ALL},
+	{"server", F_SERVER, VK_BOOL, FAMS_ALL},
+	{"tool", F_TOOL, VK_GLOB_TEXT, FAMS_ALL},
+	{"method", F_METHOD, VK_GLOB_TEXT, FAMS_ALL},
+	{"arguments", F_ARGUMENTS, VK_GLOB_TEXT, FAMS_ALL},
+	{"bucket", F_BUCKET, VK_BUCKET, FAMS_ALL},
+	{"attribution", F_ATTRIBUTION, VK_ATTRIBUTION, FAMS_ALL},
+	{"message", F_MESSAGE, VK_GLOB_TEXT, FAMS_CHANNEL},
+	{"direction", F_DIRECTION, VK_DIRECTION, FAMS_CHANNEL},
+	{"kind", F_KIND, VK_MSGKIND, FAMS_CHANNEL},
 };
 
 static const char *const af_names[] = {
@@ -96,10 +65,13 @@ static const char *const af_names[] = {
 /* Every key a condition mapping can hold, for "did you mean" hints (check_policy tests that
  * each field of the table above is here). */
 static const char *const key_names[] = {
-	"all",	       "any",	 "not",	      "macro",	    "family",	"op", "path",	"path_arg",
-	"opened_path", "exe",	 "argv",      "addr",	    "port",	"af", "result", "errno",
-	"write",       "launch", "truncated", "unresolved", "tampered", "tool",
-	"method",      "arguments", "bucket",  "attribution", NULL,
+	"all",	      "any",	      "not",	      "macro",	   "family",	 "op",
+	"path",	      "path_arg",     "opened_path",  "exe",	   "argv",	 "addr",
+	"port",	      "af",	      "result",	      "errno",	   "write",	 "launch",
+	"truncated",  "unresolved",   "tampered",     "unchecked", "differs",	 "dev",
+	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
+	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
+	"direction",  "kind",	      "target",	      "exec_bits", NULL,
 };
 
 const char *const *field_key_names(void)
@@ -256,6 +228,50 @@ static int parse_port_range(const char *s, int64_t *lo, int64_t *hi)
 	return 0;
 }
 
+/* "N" or "LO-HI", unsigned 64-bit decimal numbers (uid, ino). */
+static int parse_int_range(const char *s, int64_t *lo, int64_t *hi)
+{
+	unsigned long long a, b;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	a = strtoull(s, &end, 10);
+	b = a;
+	if (*end == '-') {
+		if (end[1] < '0' || end[1] > '9')
+			return -EINVAL;
+		b = strtoull(end + 1, &end, 10);
+	}
+	if (*end || errno || a > b || b > INT64_MAX)
+		return -EINVAL;
+	*lo = (int64_t)a;
+	*hi = (int64_t)b;
+	return 0;
+}
+
+/* "MAJOR:MINOR" as st_dev encodes it (glibc's makedev). */
+static int parse_dev(const char *s, int64_t *out)
+{
+	unsigned long maj, min;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	maj = strtoul(s, &end, 10);
+	if (*end != ':' || end[1] < '0' || end[1] > '9')
+		return -EINVAL;
+	min = strtoul(end + 1, &end, 10);
+	if (*end || maj > 0xfffff || min > 0xfffff)
+		return -EINVAL;
+	*out = (int64_t)(((uint64_t)(maj & 0xfffff000) << 32) | ((uint64_t)(maj & 0xfff) << 8) |
+			 ((uint64_t)(min & 0xffffff00) << 12) | (min & 0xff));
+	return 0;
+}
+
+static const char *const dir_names[] = {"in", "out"};
+
 static int lookup_name(const char *s, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -275,7 +291,7 @@ static void compile_scalar(struct fcomp *fc, const struct pol_value *pv, struct 
 		if ((v = event_family_by_name(pv->str)) < 0)
 			value_error(fc, pv,
 				    "unknown family (process, file, network, privilege, "
-				    "evasion, channel)");
+				    "evasion, channel, health)");
 		break;
 	case VK_OP:
 		if ((v = event_op_by_name(pv->str)) < 0)
@@ -308,6 +324,25 @@ static void compile_scalar(struct fcomp *fc, const struct pol_value *pv, struct 
 		if (parse_port_range(pv->str, &fv->lo, &fv->hi))
 			value_error(fc, pv, "bad port or port range (0..65535, \"LO-HI\")");
 		return;
+	case VK_INT:
+		if (parse_int_range(pv->str, &fv->lo, &fv->hi))
+			value_error(fc, pv, "bad number or range (\"N\" or \"LO-HI\")");
+		return;
+	case VK_DEV:
+		if (parse_dev(pv->str, &fv->lo))
+			value_error(fc, pv, "bad device (\"MAJOR:MINOR\")");
+		fv->hi = fv->lo;
+		return;
+	case VK_DIRECTION:
+		if ((v = lookup_name(pv->str, dir_names, 2)) < 0)
+			value_error(fc, pv,
+				    "unknown direction (in: client to server, out: server to client)");
+		break;
+	case VK_MSGKIND:
+		if ((v = event_msg_kind_by_name(pv->str)) < 0)
+			value_error(fc, pv,
+				    "unknown message kind (request, response, notification, other)");
+		break;
 	case VK_BUCKET:
 		if ((v = attr_bucket_by_name(pv->str)) < 0)
 			value_error(fc, pv, "unknown bucket (startup, ambient, shutdown)");
@@ -402,141 +437,4 @@ void field_test_free(struct field_test *t)
 		pol_value_fini(&t->src[i]);
 	free(t->src);
 	free(t);
-}
-
-/* --- evaluating --------------------------------------------------------------------------- */
-
-static bool match_bytes(const struct field_test *t, struct ev_bytes b)
-{
-	if (!b.n)
-		return false;
-	for (size_t i = 0; i < t->n; i++)
-		if (!t->v[i].never && glob_match(t->v[i].glob, b.p, b.n))
-			return true;
-	return false;
-}
-
-static bool match_int(const struct field_test *t, int64_t x)
-{
-	for (size_t i = 0; i < t->n; i++)
-		if (x >= t->v[i].lo && x <= t->v[i].hi)
-			return true;
-	return false;
-}
-
-static bool is_ip(const struct ev_view *ev)
-{
-	return ev->has_addr && (ev->addr.kind == SA_INET || ev->addr.kind == SA_INET6);
-}
-
-static bool match_addr(const struct field_test *t, const struct ev_view *ev)
-{
-	if (!is_ip(ev))
-		return false;
-	for (size_t i = 0; i < t->n; i++)
-		if (cidr_match(&t->v[i].cidr, &ev->addr.ip))
-			return true;
-	return false;
-}
-
-static int af_of(const struct ev_view *ev)
-{
-	switch (ev->addr.kind) {
-	case SA_INET:
-	case SA_INET6:
-	case SA_UNIX:
-	case SA_UNSPEC:
-		return ev->addr.kind;
-	default:
-		return SA_OTHER;
-	}
-}
-
-/* A text of the call(s) an event belongs to: an ambiguous event matches only when every
- * candidate does (the value is then certain); an event outside every call never matches. */
-static const char *call_text(const struct call *c, enum field_id id)
-{
-	if (!c)
-		return NULL;
-	if (id == F_TOOL)
-		return c->tool;
-	if (id == F_METHOD)
-		return c->method;
-	return c->args_full;
-}
-
-static bool match_text(const struct field_test *t, const char *s)
-{
-	return s && match_bytes(t, (struct ev_bytes){(const uint8_t *)s, strlen(s)});
-}
-
-static bool match_call(const struct field_test *t, const struct eval_subject *s)
-{
-	const struct attribution *a = s->attr;
-
-	if (!a || !s->calls)
-		return false;
-	if (a->rule == ATTR_AMBIGUOUS) {
-		if (a->n_cand < a->n_cand_total || !a->n_cand)
-			return false;
-		for (size_t i = 0; i < a->n_cand; i++)
-			if (!match_text(t, call_text(callset__get(s->calls, a->cand[i]), t->f->id)))
-				return false;
-		return true;
-	}
-	return a->call && match_text(t, call_text(callset__get(s->calls, a->call), t->f->id));
-}
-
-#define TRUNC_BITS ((1u << MW_SLOTS) - 1)
-#define UNRES_BITS (TRUNC_BITS << 8)
-
-bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
-{
-	const struct ev_view *ev = s->ev;
-
-	switch (t->f->id) {
-	case F_FAMILY:
-		return match_int(t, ev->family);
-	case F_OP:
-		return match_int(t, ev->op);
-	case F_PATH:
-		return match_bytes(t, ev->subject);
-	case F_PATH_ARG:
-		return match_bytes(t, ev->path);
-	case F_OPENED_PATH:
-		return match_bytes(t, ev->opened);
-	case F_EXE:
-		return match_bytes(t, s->exe);
-	case F_ARGV:
-		return match_bytes(t, s->argv);
-	case F_ADDR:
-		return match_addr(t, ev);
-	case F_PORT:
-		return is_ip(ev) && match_int(t, ev->addr.port);
-	case F_AF:
-		return ev->has_addr && match_int(t, af_of(ev));
-	case F_RESULT:
-		return match_int(t, ev->result);
-	case F_ERRNO:
-		return ev->result == RES_FAILURE && match_int(t, ev->err);
-	case F_WRITE:
-		return ev->has_open && match_int(t, ev->write_intent);
-	case F_LAUNCH:
-		return match_int(t, s->launch);
-	case F_TRUNCATED:
-		return match_int(t, (ev->flags & (TRUNC_BITS | MW_F_ARGV_ENTRIES)) != 0);
-	case F_UNRESOLVED:
-		return match_int(t, (ev->flags & UNRES_BITS) != 0);
-	case F_TAMPERED:
-		return match_int(t, (ev->flags & MW_F_TAMPERED) != 0);
-	case F_TOOL:
-	case F_METHOD:
-	case F_ARGUMENTS:
-		return match_call(t, s);
-	case F_BUCKET:
-		return s->attr && s->attr->rule == ATTR_BUCKET && match_int(t, s->attr->bucket);
-	case F_ATTRIBUTION:
-		return s->attr && match_int(t, s->attr->rule);
-	}
-	return false;
 }

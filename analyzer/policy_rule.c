@@ -67,8 +67,10 @@ static int get_string(struct pol_loader *ld, const struct ynode *n, const char *
 	return *out ? 0 : -ENOMEM;
 }
 
-const char *const policy_placeholders[] = {"path", "path_arg", "opened_path", "exe",	"argv",
-					   "addr", "op",       "pid",	      "result", NULL};
+const char *const policy_placeholders[] = {
+	"path", "path_arg", "opened_path", "exe", "argv",   "addr",	"op",
+	"pid",	"uid",	    "result",	   "dns", "detail", "attempts", NULL,
+};
 
 /* Every "{name}" in a message must name a placeholder; other braces are literal. */
 static int check_message(struct pol_loader *ld, const struct ynode *n, const char *msg)
@@ -89,9 +91,9 @@ static int check_message(struct pol_loader *ld, const struct ynode *n, const cha
 				break;
 		if (!policy_placeholders[k]) {
 			diag_error(ld->d, &n->pos,
-				   "unknown placeholder {%.*s} in message (path, "
-				   "path_arg, opened_path, exe, argv, addr, op, pid, "
-				   "result)",
+				   "unknown placeholder {%.*s} in message (path, path_arg, "
+				   "opened_path, exe, argv, addr, op, pid, uid, result, dns, "
+				   "detail, attempts)",
 				   (int)len, p + 1);
 			return -EINVAL;
 		}

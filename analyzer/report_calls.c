@@ -244,7 +244,7 @@ int report_calls_text(FILE *out, const struct calls_view *v)
 		text_call(&sb, v, c);
 	strbuf_puts(&sb, "== ambient (between calls) ==\n");
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_AMBIENT));
-	strbuf_puts(&sb, "\n== shutdown (after the shutdown mark or the server's exit) ==\n");
+	strbuf_puts(&sb, "\n== shutdown (after the shutdown mark, the end of stdin or the server's exit) ==\n");
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_SHUTDOWN));
 	if (callset__notes_total(cs))
 		strbuf_puts(&sb, "\nchannel notes:\n");

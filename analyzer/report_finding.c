@@ -43,15 +43,29 @@ static json_t *lineage_json(const struct finding *f)
 static json_t *evidence_json(const struct finding *f)
 {
 	char buf[24];
+	json_t *o = json_pack(
+		"{s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:b}", "op", f->op, "result",
+		event_result_name(f->result), "ret", (json_int_t)f->ret, "errno",
+		f->result == RES_FAILURE ? json_string(event_errno_name(f->err, buf, sizeof(buf)))
+					 : json_null(),
+		"path", str_or_null(f->path), "path_arg", str_or_null(f->path_arg), "opened_path",
+		str_or_null(f->opened_path), "addr", str_or_null(f->addr), "dns",
+		str_or_null(f->dns), "detail", str_or_null(f->detail), "flags",
+		(json_int_t)f->flags, "differs", f->differs);
 
-	return json_pack("{s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:o,s:I}", "op", f->op, "result",
-			 event_result_name(f->result), "ret", (json_int_t)f->ret, "errno",
-			 f->result == RES_FAILURE
-				 ? json_string(event_errno_name(f->err, buf, sizeof(buf)))
-				 : json_null(),
-			 "path", str_or_null(f->path), "path_arg", str_or_null(f->path_arg),
-			 "opened_path", str_or_null(f->opened_path), "addr", str_or_null(f->addr),
-			 "flags", (json_int_t)f->flags);
+	if (o && f->ino && json_put(o, "file", json_pack("{s:o,s:o}", "dev", json_u64(f->dev),
+							 "ino", json_u64(f->ino)))) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o && f->attempted &&
+	    json_put(o, "attempts",
+		     json_pack("{s:i,s:s}", "failed", (json_int_t)f->attempts, "paths",
+			       f->attempted))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static json_t *process_json(const struct finding *f)

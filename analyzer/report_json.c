@@ -125,6 +125,33 @@ static json_t *stats_json(const struct analysis *a)
 			 "exceptions_hit", json_u64(a->st->exceptions_hit));
 }
 
+/* {"complete", "loss_records", "events_lost", "incomplete_calls": [call refs]} */
+static json_t *coverage_json(const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	json_t *o = json_object(), *arr = json_array();
+	const struct call *c;
+	int err = o && arr ? 0 : -ENOMEM;
+
+	for (size_t i = 1; !err && cs && (c = callset__get(cs, i)); i++)
+		if ((c->incomplete & CI_EVENTS_LOST) &&
+		    json_array_append_new(arr, callinfo_ref_json(c)))
+			err = -ENOMEM;
+	err = err ?: json_put(o, "complete", json_boolean(a->loss_records == 0));
+	err = err ?: json_put(o, "loss_records", json_u64(a->loss_records));
+	err = err ?: json_put(o, "events_lost", json_u64(a->st->events_lost));
+	if (!err) {
+		err = json_put(o, "incomplete_calls", arr);
+		arr = NULL;
+	}
+	json_decref(arr);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *calls_json(const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
@@ -158,6 +185,7 @@ int report_json(FILE *out, const struct analysis *a)
 	err = err ?: json_put(doc, "variables", vars_json(a->vars));
 	err = err ?: json_put(doc, "stats", stats_json(a));
 	err = err ?: json_put(doc, "summary", summary_json(a->fs));
+	err = err ?: json_put(doc, "coverage", coverage_json(a));
 	err = err ?: json_put(doc, "calls", calls_json(a));
 	err = err ?: json_put(doc, "channel_notes",
 			      a->cm ? callinfo_notes_json(callmodel__calls(a->cm)) : json_array());

@@ -108,6 +108,34 @@ static void head_calls(struct strbuf *sb, const struct analysis *a)
 	strbuf_putc(sb, '\n');
 }
 
+/* Whether every event was recorded: a trace with losses never reads as clean; the calls whose
+ * window saw a loss are named. */
+static void head_coverage(struct strbuf *sb, const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const struct call *c;
+	size_t n = 0;
+
+	if (!a->loss_records) {
+		strbuf_puts(sb, "coverage: complete (no events lost)\n\n");
+		return;
+	}
+	strbuf_printf(sb, "coverage: INCOMPLETE: %llu events lost in %llu loss record%s\n",
+		      (unsigned long long)a->st->events_lost, (unsigned long long)a->loss_records,
+		      a->loss_records == 1 ? "" : "s");
+	for (size_t i = 1; cs && (c = callset__get(cs, i)); i++) {
+		if (!(c->incomplete & CI_EVENTS_LOST))
+			continue;
+		strbuf_puts(sb, "  incomplete coverage: ");
+		callinfo_name(sb, c);
+		strbuf_putc(sb, '\n');
+		n++;
+	}
+	if (!n)
+		strbuf_puts(sb, "  no call's window saw the loss: startup, ambient or shutdown\n");
+	strbuf_putc(sb, '\n');
+}
+
 /* Finding strings are escaped already (backslashes doubled); between double quotes in text,
  * a '"' is escaped too so the quoting stays unambiguous. */
 static void put_quoted(struct strbuf *sb, const char *pre, const char *s, const char *post)
@@ -136,7 +164,14 @@ static void finding_evidence(struct strbuf *sb, const struct finding *f)
 		put_quoted(sb, " opened ", f->opened_path, "");
 	if (f->addr)
 		strbuf_printf(sb, " addr %s", f->addr);
+	if (f->dns)
+		put_quoted(sb, " dns ", f->dns, "");
+	if (f->detail)
+		strbuf_printf(sb, ": %s", f->detail);
 	strbuf_putc(sb, '\n');
+	if (f->attempted)
+		strbuf_printf(sb, "  attempts: %u failed (PATH search): %s\n", f->attempts,
+			      f->attempted);
 }
 
 static void finding_process(struct strbuf *sb, const struct finding *f)
@@ -211,6 +246,7 @@ int report_text(FILE *out, const struct analysis *a)
 	head_trace(&sb, a);
 	head_server(&sb, a);
 	head_calls(&sb, a);
+	head_coverage(&sb, a);
 	for (size_t i = 0; i < a->fs->n; i++)
 		finding_text(&sb, a, &a->fs->v[i]);
 	summary(&sb, a);

@@ -245,14 +245,23 @@ class Flood(mwevents.EventsTestCase):
         report = mwtest.analyze_json(self.rec.trace, self.keys)
         self.assertGreater(report["trace"]["loss_records"], 0)
 
-    @unittest.expectedFailure
     def test_analyze_reports_incomplete_coverage(self):
-        # Issue 3: "the analyzer reports the calls whose coverage is incomplete" and "a trace
-        # with losses never reads as clean". analyze today gives no finding and no coverage
-        # statement for a trace that lost most of its events (the analyzer is being reworked).
+        # "the analyzer reports the calls whose coverage is incomplete" and "a trace with
+        # losses never reads as clean": a coverage statement in every format, and a finding of
+        # the default policy for each Loss record
         report = mwtest.analyze_json(self.rec.trace, self.keys)
-        text = json.dumps(report)
-        self.assertTrue(report["findings"] or "incomplete" in text, report)
+        cov = report["coverage"]
+        self.assertFalse(cov["complete"], cov)
+        self.assertEqual(cov["loss_records"], report["trace"]["loss_records"])
+        lost = sum(l["delta"] for l in self.rec.records if l["type"] == "loss")
+        self.assertEqual(cov["events_lost"], lost)
+        found = [f for f in report["findings"] if f["rule"] == "coverage.events-lost"]
+        self.assertEqual(len(found), report["trace"]["loss_records"])
+        self.assertIn("events lost", found[0]["message"])
+        self.assertEqual(found[0]["severity"], "high")
+        r = mwtest.run([mwtest.ANALYZER, "analyze", self.rec.trace, "--pubkey", self.keys.public,
+                        "-p", mwtest.DEFAULT_POLICY])
+        self.assertIn("coverage: INCOMPLETE: %d events lost" % lost, r.stdout)
 
 
 class MissingHook(mwevents.EventsTestCase):

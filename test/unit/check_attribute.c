@@ -260,6 +260,37 @@ START_TEST(cancelled_window)
 }
 END_TEST
 
+/* End-of-file on stdin (the collector's empty READ frame marked last) starts the shutdown
+ * bucket, before the server's exit; a call still open then keeps its events. */
+START_TEST(stdin_eof_starts_shutdown)
+{
+	struct callmodel *cm = t_model(0, 0, true);
+	struct attribution a;
+
+	request(cm, 1, "echo", "{}", 10 * MS);
+	response(cm, 1, 11 * MS);
+	request(cm, 2, "slow", "{}", 20 * MS);
+	t_frame(cm, CHAN_IN, t_offset(CHAN_IN), "", 0, 30 * MS, 0); /* EOF */
+	t_frame(cm, CHAN_IN, t_offset(CHAN_IN), "", 0, 35 * MS, 0); /* a repeat: the first wins */
+	response(cm, 2, 40 * MS);
+	t_exit(cm, T_SERVER, 80 * MS);
+	ck_assert_int_eq(callmodel__resolve(cm), 0);
+	ck_assert_uint_eq(callmodel__shutdown_ts(cm), 30 * MS);
+	ck_assert_uint_eq(callset__count(callmodel__calls(cm)), 2);
+	ck_assert(!t_has_note(cm, "ends inside"));
+
+	t_open(cm, T_SERVER, T_SERVER, "/tmp/idle", 15 * MS, &a);
+	ck_assert_int_eq(a.bucket, BUCKET_AMBIENT);
+	t_open(cm, T_SERVER, T_SERVER, "/tmp/work", 32 * MS, &a); /* call 2 still open */
+	ck_assert_int_eq(a.rule, ATTR_WINDOW);
+	ck_assert_uint_eq(a.call, 2);
+	t_open(cm, T_SERVER, T_SERVER, "/tmp/flush", 50 * MS, &a); /* before the exit */
+	ck_assert_int_eq(a.rule, ATTR_BUCKET);
+	ck_assert_int_eq(a.bucket, BUCKET_SHUTDOWN);
+	callmodel__free(cm);
+}
+END_TEST
+
 START_TEST(losses_make_calls_incomplete)
 {
 	struct callmodel *cm = t_model(0, 0, true);
@@ -297,6 +328,7 @@ Suite *attribute_suite(void)
 	tcase_add_test(rules, tilde_and_commands);
 	tcase_add_test(rules, cancelled_window);
 	tcase_add_test(rules, losses_make_calls_incomplete);
+	tcase_add_test(rules, stdin_eof_starts_shutdown);
 	tcase_add_test(marks, marks_match_and_widen);
 	tcase_add_test(marks, marks_without_channel);
 	suite_add_tcase(s, rules);

@@ -19,65 +19,12 @@
 
 #include "events.h"
 #include "policy.h"
-
-static char tmpdir[] = "/tmp/mw-check-policy-XXXXXX";
-
-static void in_tmpdir(void)
-{
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	ck_assert_int_eq(chdir(tmpdir), 0);
-}
-
-static void leave_tmpdir(void)
-{
-	static const char *const files[] = {"p.yaml", "a.yaml", "b.yaml", "c.yaml"};
-
-	if (chdir(tmpdir) != 0)
-		return;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		unlink(files[i]);
-	if (chdir("/") == 0)
-		rmdir(tmpdir);
-	strcpy(tmpdir, "/tmp/mw-check-policy-XXXXXX"); /* for runs without fork */
-}
-
-static void write_file(const char *name, const char *text)
-{
-	FILE *f = fopen(name, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
-/* Loads text as p.yaml and compiles it with variables that have no value (policy check). */
-static int load(const char *text, struct diag *d, struct policy **out)
-{
-	struct policy *p = policy__new();
-	struct vars *vs = vars__new();
-	int err;
-
-	write_file("p.yaml", text);
-	err = policy__load_file(p, "p.yaml", d);
-	if (policy__compile(p, vs, false, d) && !err) /* as policy check: report every error */
-		err = -EINVAL;
-	vars__free(vs);
-	if (out)
-		*out = p;
-	else
-		policy__free(p);
-	return err;
-}
+#include "policy_testlib.h"
 
 struct bad {
 	const char *yaml;
 	const char *msg;
 };
-
-#define HDR "version: 1\n"
-#define RULE(cond)                                                                                 \
-	HDR "rules:\n- id: r\n  description: d\n  severity: high\n  category: c\n  "               \
-	    "condition: " cond "\n"
 
 static const struct bad bad_policies[] = {
 	/* YAML itself */
@@ -197,7 +144,7 @@ static const struct bad bad_policies[] = {
 	{RULE("{op: sendfile}"), "p.yaml:7:19: unknown op (the operations are listed in "
 				 "policies/README.md): \"sendfile\""},
 	{RULE("{family: net}"), "p.yaml:7:23: unknown family (process, file, network, privilege, "
-				"evasion, channel): \"net\""},
+				"evasion, channel, health): \"net\""},
 	{RULE("{result: ok}"), "p.yaml:7:23: unknown result (success, failure, pending): \"ok\""},
 	{RULE("{af: ipv4}"), "p.yaml:7:19: unknown address family (inet, inet6, unix, unspec, "
 			     "other): \"ipv4\""},
@@ -218,10 +165,9 @@ static const struct bad bad_policies[] = {
 	 "p.yaml:3:23: bad address or network: \"not-a-net\" (item of list \"nets\" used by addr "
 	 "at 9:15)"},
 	{RULE("{path: \"a\\0b\"}"), "p.yaml:7:21: a value cannot hold a NUL byte"},
-	{RULE("{op: exec}") "  message: \"ran {exe} as {uid}\"\n",
-	 "p.yaml:8:12: unknown placeholder {uid} in message (path, path_arg, opened_path, exe, "
-	 "argv, "
-	 "addr, op, pid, result)"},
+	{RULE("{op: exec}") "  message: \"ran {exe} as {gid}\"\n",
+	 "p.yaml:8:12: unknown placeholder {gid} in message (path, path_arg, opened_path, exe, "
+	 "argv, addr, op, pid, uid, result, dns, detail, attempts)"},
 };
 
 START_TEST(errors)
@@ -306,7 +252,7 @@ START_TEST(field_names_complete)
 	for (; k[n]; n++)
 		if (n >= 4)
 			ck_assert_msg(field_find(k[n]), "%s", k[n]);
-	ck_assert_uint_eq(n, 26);
+	ck_assert_uint_eq(n, 40);
 }
 END_TEST
 
@@ -395,78 +341,6 @@ START_TEST(override_files)
 END_TEST
 
 /* --- evaluation ----------------------------------------------------------------------------- */
-
-struct evx {
-	Mcpt__Event e;
-	struct ev_view v;
-	struct eval_subject s;
-	int64_t args[3];
-};
-
-static void ev_open(struct evx *x, const char *path, const char *abs, uint64_t flags, int64_t ret)
-{
-	memset(x, 0, sizeof(*x));
-	x->e = (Mcpt__Event)MCPT__EVENT__INIT;
-	x->e.op = MCPT__OP__OP_OPENAT;
-	x->e.ret = ret;
-	x->e.path = (ProtobufCBinaryData){strlen(path), (uint8_t *)path};
-	if (abs)
-		x->e.abs_path = (ProtobufCBinaryData){strlen(abs), (uint8_t *)abs};
-	x->args[0] = -100;
-	x->args[1] = (int64_t)flags;
-	x->e.args = x->args;
-	x->e.n_args = 2;
-	event_decode(&x->v, &x->e);
-	x->s.ev = &x->v;
-	x->s.exe = (struct ev_bytes){(const uint8_t *)"/usr/bin/node", 13};
-	x->s.argv = (struct ev_bytes){(const uint8_t *)"node server.js", 14};
-}
-
-static void ev_connect(struct evx *x, const uint8_t *sa, size_t n, int64_t ret)
-{
-	memset(x, 0, sizeof(*x));
-	x->e = (Mcpt__Event)MCPT__EVENT__INIT;
-	x->e.op = MCPT__OP__OP_CONNECT;
-	x->e.ret = ret;
-	x->e.data = (ProtobufCBinaryData){n, (uint8_t *)sa};
-	event_decode(&x->v, &x->e);
-	x->s.ev = &x->v;
-}
-
-/* Compiles cond (a YAML flow mapping) with home=/home/u, tmp=/tmp and --set extra=/opt. */
-static struct policy *compile_cond(const char *lists, const char *cond)
-{
-	char text[2048];
-	struct policy *p = policy__new();
-	struct vars *vs = vars__new();
-	struct diag d = {0};
-	Mcpt__Header h = MCPT__HEADER__INIT;
-	Mcpt__Target t = MCPT__TARGET__INIT;
-	char err[128];
-
-	t.home = (ProtobufCBinaryData){7, (uint8_t *)"/home/u"};
-	t.cwd = (ProtobufCBinaryData){5, (uint8_t *)"/work"};
-	h.target = &t;
-	ck_assert_int_eq(vars__set_arg(vs, "extra=/opt", err, sizeof(err)), 0);
-	ck_assert_int_eq(vars__from_header(vs, &h), 0);
-	snprintf(text, sizeof(text),
-		 HDR "%s\nrules:\n- id: r\n  description: d\n  severity: high\n"
-		     "  category: c\n  condition: %s\n",
-		 lists, cond);
-	write_file("p.yaml", text);
-	ck_assert_int_eq(policy__load_file(p, "p.yaml", &d), 0);
-	ck_assert_msg(policy__compile(p, vs, true, &d) == 0, "%s", diag_first(&d));
-	diag_fini(&d);
-	vars__free(vs);
-	return p;
-}
-
-static bool holds(struct policy *p, const struct evx *x)
-{
-	int exc;
-
-	return policy_rule_match(p->rules[0], &x->s, &exc);
-}
 
 START_TEST(eval_paths)
 {

@@ -1,0 +1,244 @@
+/*
+ * chanmsg.c - channel lines as rule subjects (see chanmsg.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chanmsg.h"
+#include "strbuf.h"
+
+struct recidx {
+	uint64_t record;
+	size_t call; /* 1-based */
+};
+
+struct chanmsg {
+	struct callmodel *cm;
+	struct chan *chan;
+	chanmsg_fn fn;
+	void *ctx;
+	uint32_t pid, uid;
+	uint64_t pstart, seq;
+	struct recidx *req, *resp; /* client calls by request record, by response record */
+	size_t n_req, n_resp;
+	bool indexed;
+	char detail[320];
+};
+
+static int line_cb(void *ctx, const struct chan_line *l);
+
+static void note_cb(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg)
+{
+	(void)ctx, (void)dir, (void)offset, (void)ts, (void)msg; /* pass 1 reported them */
+}
+
+static const struct chan_ops ops = {.line = line_cb, .note = note_cb};
+
+struct chanmsg *chanmsg__new(struct callmodel *cm, chanmsg_fn fn, void *ctx)
+{
+	struct chanmsg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->cm = cm;
+	m->fn = fn;
+	m->ctx = ctx;
+	m->chan = chan__new(0, &ops, m);
+	if (!m->chan) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+void chanmsg__free(struct chanmsg *m)
+{
+	if (!m)
+		return;
+	chan__free(m->chan);
+	free(m->req);
+	free(m->resp);
+	free(m);
+}
+
+void chanmsg__set_server(struct chanmsg *m, uint32_t pid, uint64_t pstart, uint32_t uid)
+{
+	m->pid = pid;
+	m->pstart = pstart;
+	m->uid = uid;
+}
+
+int chanmsg__frame(struct chanmsg *m, const Mcpt__StdioFrame *f, uint64_t index)
+{
+	return chan__frame(m->chan, f, index);
+}
+
+int chanmsg__finish(struct chanmsg *m)
+{
+	return chan__finish(m->chan);
+}
+
+/* --- finding the call of a request or response ------------------------------------------- */
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct recidx *x = a, *y = b;
+
+	if (x->record != y->record)
+		return x->record < y->record ? -1 : 1;
+	return x->call < y->call ? -1 : x->call > y->call;
+}
+
+static int build_index(struct chanmsg *m)
+{
+	struct callset *cs = m->cm ? callmodel__calls(m->cm) : NULL;
+	size_t n = cs ? callset__count(cs) : 0;
+	const struct call *c;
+
+	m->indexed = true;
+	m->req = calloc(n ? n : 1, sizeof(*m->req));
+	m->resp = calloc(n ? n : 1, sizeof(*m->resp));
+	if (!m->req || !m->resp)
+		return -ENOMEM;
+	for (size_t i = 1; (c = cs ? callset__get(cs, i) : NULL); i++) {
+		if (c->dir != CHAN_IN || !c->id)
+			continue;
+		m->req[m->n_req++] = (struct recidx){c->begin_record, c->index};
+		if (c->resp_record)
+			m->resp[m->n_resp++] = (struct recidx){c->resp_record, c->index};
+	}
+	qsort(m->req, m->n_req, sizeof(*m->req), cmp_rec);
+	qsort(m->resp, m->n_resp, sizeof(*m->resp), cmp_rec);
+	return 0;
+}
+
+/* The call among those of record rec (one frame can carry several messages) with this id. */
+static size_t find_call(const struct chanmsg *m, const struct recidx *v, size_t n, uint64_t rec,
+			const char *id)
+{
+	struct callset *cs = callmodel__calls(m->cm);
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].record < rec)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && v[lo].record == rec; lo++) {
+		const struct call *c = callset__get(cs, v[lo].call);
+
+		if (c && c->id && strcmp(c->id, id) == 0)
+			return c->index;
+	}
+	return 0;
+}
+
+/* --- one line ----------------------------------------------------------------------------- */
+
+struct msginfo {
+	enum ev_msg_kind kind;
+	char *id; /* canonical, or NULL */
+	const char *method;
+	json_t *doc;
+};
+
+static void classify(struct msginfo *mi, const struct chan_line *l)
+{
+	json_t *o;
+
+	memset(mi, 0, sizeof(*mi));
+	mi->kind = MSG_OTHER;
+	if (!l->data)
+		return;
+	mi->doc = json_loadb((const char *)l->data, l->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	o = json_is_array(mi->doc) ? json_array_get(mi->doc, 0) : mi->doc;
+	if (!json_is_object(o))
+		return;
+	mi->method = json_string_value(json_object_get(o, "method"));
+	if (mi->method)
+		mi->kind = json_object_get(o, "id") ? MSG_REQUEST : MSG_NOTIFICATION;
+	else if (json_object_get(o, "result") || json_object_get(o, "error"))
+		mi->kind = MSG_RESPONSE;
+	if (o == mi->doc && json_object_get(o, "id"))
+		mi->id = call_id_canon(json_object_get(o, "id"));
+}
+
+static void describe(struct chanmsg *m, const struct chan_line *l, const struct msginfo *mi)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_printf(&sb, "%s %s", event_msg_kind_name(mi->kind),
+		      l->dir == CHAN_IN ? "read from the client" : "written to the client");
+	if (mi->method) {
+		strbuf_puts(&sb, " ");
+		strbuf_escape(&sb, (const uint8_t *)mi->method, strlen(mi->method), 0);
+	}
+	if (mi->id)
+		strbuf_printf(&sb, " (id %.32s)", mi->id);
+	strbuf_printf(&sb, ", %llu bytes at %s offset %llu", (unsigned long long)l->len,
+		      chan_dir_name(l->dir), (unsigned long long)l->offset);
+	snprintf(m->detail, sizeof(m->detail), "%s", strbuf_str(&sb) ? strbuf_str(&sb) : "message");
+	strbuf_fini(&sb);
+}
+
+static void attribute(struct chanmsg *m, const struct chan_line *l, const struct msginfo *mi,
+		      const struct ev_view *v, struct attribution *a)
+{
+	size_t call = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (m->cm && mi->id && l->dir == CHAN_IN && mi->kind == MSG_REQUEST)
+		call = find_call(m, m->req, m->n_req, l->record, mi->id);
+	else if (m->cm && mi->id && l->dir == CHAN_OUT && mi->kind == MSG_RESPONSE)
+		call = find_call(m, m->resp, m->n_resp, l->record, mi->id);
+	if (call) {
+		a->rule = ATTR_WINDOW;
+		a->call = call;
+		a->order = 2 * (uint64_t)call;
+	} else if (m->cm) {
+		callmodel__attribute(m->cm, v, a);
+	} else {
+		a->rule = ATTR_BUCKET;
+		a->bucket = BUCKET_STARTUP;
+		a->order = 1;
+	}
+}
+
+static int line_cb(void *ctx, const struct chan_line *l)
+{
+	struct chanmsg *m = ctx;
+	struct attribution a;
+	struct msginfo mi;
+	struct ev_view v;
+	int err;
+
+	if (!m->indexed && (err = build_index(m)))
+		return err;
+	classify(&mi, l);
+	memset(&v, 0, sizeof(v));
+	v.op = EV_OP_MESSAGE;
+	v.op_name = "message";
+	v.family = FAM_CHANNEL;
+	v.ts = l->ts;
+	v.pid = v.tid = m->pid;
+	v.pstart = m->pstart;
+	v.uid = m->uid;
+	v.result = RES_SUCCESS;
+	v.msg_dir = l->dir;
+	v.msg_kind = mi.kind;
+	v.message = (struct ev_bytes){l->data, l->data ? l->len : 0};
+	describe(m, l, &mi);
+	v.detail = m->detail;
+	attribute(m, l, &mi, &v, &a);
+	err = m->fn(m->ctx, &v, &a, l->record);
+	free(mi.id);
+	json_decref(mi.doc);
+	return err;
+}

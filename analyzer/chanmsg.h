@@ -1,0 +1,38 @@
+/*
+ * chanmsg.h - the MCP channel as subjects of the rules: during the second read of a trace the
+ * channel is reassembled again (chan.h) and every line becomes one EV_OP_MESSAGE subject
+ * (family channel): its bytes (`message`), its direction and its JSON-RPC kind, attributed to
+ * the call it belongs to.
+ *
+ * A client's request and the response to it belong to their call (rule "window": they open and
+ * close its window); anything else (notifications, the server's own requests, lines that are
+ * not JSON-RPC) is attributed by its time like an event of the server. Memory is that of the
+ * channel (bounded, chan.h) plus two record indexes of the calls, built once.
+ */
+#ifndef MW_CHANMSG_H
+#define MW_CHANMSG_H
+
+#include <stdint.h>
+
+#include "attribute.h"
+#include "event.h"
+#include "trace.pb-c.h"
+
+/* Called once per message with a subject valid during the call; returns 0 or -errno. */
+typedef int (*chanmsg_fn)(void *ctx, const struct ev_view *v, const struct attribution *a,
+			  uint64_t index);
+
+struct chanmsg;
+
+/* cm gives the calls and the attribution of what no call owns (may be NULL: no calls); the
+ * subjects name the server (pid, pstart, uid) as the process. NULL and errno on failure. */
+struct chanmsg *chanmsg__new(struct callmodel *cm, chanmsg_fn fn, void *ctx);
+void chanmsg__free(struct chanmsg *m);
+void chanmsg__set_server(struct chanmsg *m, uint32_t pid, uint64_t pstart, uint32_t uid);
+
+/* One StdioFrame record; 0 or -errno (ENOMEM, or what fn returned). */
+int chanmsg__frame(struct chanmsg *m, const Mcpt__StdioFrame *f, uint64_t index);
+/* The end of the trace: an unterminated last line is still a message. */
+int chanmsg__finish(struct chanmsg *m);
+
+#endif /* MW_CHANMSG_H */

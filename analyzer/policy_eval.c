@@ -1,0 +1,211 @@
+/*
+ * policy_eval.c - reading a field of a subject (an event, a channel message, a loss) and
+ * testing it against the compiled values of a field test.
+ *
+ * A field the subject does not carry (a path on a connect, an address on an open, a DNS name
+ * on anything but a query) makes the test false, so `not:` of it is true.
+ */
+#include <string.h>
+
+#include "attribute.h"
+#include "events.h"
+#include "glob.h"
+#include "policy.h"
+#include "policy_field.h"
+#include "proctree.h"
+
+static bool match_bytes(const struct field_test *t, struct ev_bytes b)
+{
+	if (!b.n)
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (!t->v[i].never && glob_match(t->v[i].glob, b.p, b.n))
+			return true;
+	return false;
+}
+
+static bool match_int(const struct field_test *t, int64_t x)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (x >= t->v[i].lo && x <= t->v[i].hi)
+			return true;
+	return false;
+}
+
+static bool is_ip(const struct ev_view *ev)
+{
+	return ev->has_addr && (ev->addr.kind == SA_INET || ev->addr.kind == SA_INET6);
+}
+
+static bool match_addr(const struct field_test *t, const struct ev_view *ev)
+{
+	if (!is_ip(ev))
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (cidr_match(&t->v[i].cidr, &ev->addr.ip))
+			return true;
+	return false;
+}
+
+static int af_of(const struct ev_view *ev)
+{
+	switch (ev->addr.kind) {
+	case SA_INET:
+	case SA_INET6:
+	case SA_UNIX:
+	case SA_UNSPEC:
+		return ev->addr.kind;
+	default:
+		return SA_OTHER;
+	}
+}
+
+/* A text of the call(s) an event belongs to: an ambiguous event matches only when every
+ * candidate does (the value is then certain); an event outside every call never matches. */
+static const char *call_text(const struct call *c, enum field_id id)
+{
+	if (!c)
+		return NULL;
+	if (id == F_TOOL)
+		return c->tool;
+	if (id == F_METHOD)
+		return c->method;
+	return c->args_full;
+}
+
+static bool match_text(const struct field_test *t, const char *s)
+{
+	return s && match_bytes(t, (struct ev_bytes){(const uint8_t *)s, strlen(s)});
+}
+
+static bool match_call(const struct field_test *t, const struct eval_subject *s)
+{
+	const struct attribution *a = s->attr;
+
+	if (!a || !s->calls)
+		return false;
+	if (a->rule == ATTR_AMBIGUOUS) {
+		if (a->n_cand < a->n_cand_total || !a->n_cand)
+			return false;
+		for (size_t i = 0; i < a->n_cand; i++)
+			if (!match_text(t, call_text(callset__get(s->calls, a->cand[i]), t->f->id)))
+				return false;
+		return true;
+	}
+	return a->call && match_text(t, call_text(callset__get(s->calls, a->call), t->f->id));
+}
+
+/* The parent (the first ancestor) or any ancestor of the subject's process, up to the
+ * server, matches. */
+static bool match_ancestors(const struct field_test *t, const struct eval_subject *s, bool any)
+{
+	struct lineage_ent ents[LINEAGE_MAX];
+	bool trunc;
+	size_t n;
+
+	if (!s->pt || !s->proc)
+		return false;
+	n = proctree__lineage(s->pt, s->proc, ents, LINEAGE_MAX, &trunc);
+	for (size_t i = 1; i < n; i++) {
+		const struct proc *a = ents[i].proc;
+
+		if (match_bytes(t, (struct ev_bytes){a->exe, a->exe_len}))
+			return true;
+		if (!any)
+			break;
+	}
+	return false;
+}
+
+static bool match_dns(const struct field_test *t, const struct ev_view *ev)
+{
+	return ev->has_dns &&
+	       match_bytes(t, (struct ev_bytes){(const uint8_t *)ev->dns.name, ev->dns.name_len});
+}
+
+static bool is_channel(const struct ev_view *ev)
+{
+	return ev->op == EV_OP_MESSAGE;
+}
+
+#define TRUNC_BITS ((1u << MW_SLOTS) - 1)
+#define UNRES_BITS (TRUNC_BITS << 8)
+
+bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
+{
+	const struct ev_view *ev = s->ev;
+
+	switch (t->f->id) {
+	case F_FAMILY:
+		return match_int(t, ev->family);
+	case F_OP:
+		return match_int(t, ev->op);
+	case F_PATH:
+		return match_bytes(t, ev->subject);
+	case F_PATH_ARG:
+		return match_bytes(t, ev->path);
+	case F_OPENED_PATH:
+		return match_bytes(t, ev->opened);
+	case F_EXE:
+		return match_bytes(t, s->exe);
+	case F_ARGV:
+		return match_bytes(t, s->argv);
+	case F_ADDR:
+		return match_addr(t, ev);
+	case F_PORT:
+		return is_ip(ev) && match_int(t, ev->addr.port);
+	case F_AF:
+		return ev->has_addr && match_int(t, af_of(ev));
+	case F_RESULT:
+		return match_int(t, ev->result);
+	case F_ERRNO:
+		return ev->result == RES_FAILURE && match_int(t, ev->err);
+	case F_WRITE:
+		return ev->has_open && match_int(t, ev->write_intent);
+	case F_LAUNCH:
+		return match_int(t, s->launch);
+	case F_TRUNCATED:
+		return match_int(t, (ev->flags & (TRUNC_BITS | MW_F_ARGV_ENTRIES)) != 0);
+	case F_UNRESOLVED:
+		return match_int(t, (ev->flags & UNRES_BITS) != 0);
+	case F_TAMPERED:
+		return match_int(t, (ev->flags & MW_F_TAMPERED) != 0);
+	case F_UNCHECKED:
+		return match_int(t, (ev->flags & MW_F_UNCHECKED) != 0);
+	case F_DIFFERS:
+		return match_int(t, ev->differs);
+	case F_TARGET:
+		return match_bytes(t, ev->abs2.n ? ev->abs2 : ev->path2);
+	case F_EXEC_BITS:
+		return ev->has_mode && match_int(t, (ev->mode & 0111) != 0);
+	case F_DEV:
+		return ev->ino && match_int(t, (int64_t)ev->dev);
+	case F_INO:
+		return ev->ino && ev->ino <= INT64_MAX && match_int(t, (int64_t)ev->ino);
+	case F_DNS:
+		return match_dns(t, ev);
+	case F_UID:
+		return ev->family != FAM_CHANNEL && ev->family != FAM_HEALTH && match_int(t, ev->uid);
+	case F_PARENT_EXE:
+		return match_ancestors(t, s, false);
+	case F_ANCESTOR_EXE:
+		return match_ancestors(t, s, true);
+	case F_SERVER:
+		return s->proc && match_int(t, s->proc->is_target);
+	case F_MESSAGE:
+		return is_channel(ev) && match_bytes(t, ev->message);
+	case F_DIRECTION:
+		return is_channel(ev) && match_int(t, ev->msg_dir);
+	case F_KIND:
+		return is_channel(ev) && match_int(t, ev->msg_kind);
+	case F_TOOL:
+	case F_METHOD:
+	case F_ARGUMENTS:
+		return match_call(t, s);
+	case F_BUCKET:
+		return s->attr && s->attr->rule == ATTR_BUCKET && match_int(t, s->attr->bucket);
+	case F_ATTRIBUTION:
+		return s->attr && match_int(t, s->attr->rule);
+	}
+	return false;
+}

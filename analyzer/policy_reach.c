@@ -1,0 +1,172 @@
+/*
+ * policy_reach.c - what a condition can hold for, decided from its field tests alone, once the
+ * policy is compiled:
+ *   - the operations it can hold for (a set of op numbers): a test of `op` or `family` limits
+ *     it, so does any field that only some families carry (`path` is never on a connect); an
+ *     exception whose set does not meet its rule's can never match, and `policy check` warns;
+ *   - which subjects a rule is evaluated on: events always, channel messages and Loss records
+ *     only when the rule names them (family channel or health, op message or loss, or a field
+ *     only messages carry), so a rule written for events never fires on a message by accident.
+ */
+#include <string.h>
+
+#include "policy.h"
+#include "policy_field.h"
+
+#define OPS_WORDS 4 /* op numbers 0..255 */
+
+struct opset {
+	uint64_t w[OPS_WORDS];
+};
+
+static void ops_all(struct opset *s)
+{
+	memset(s->w, 0xff, sizeof(s->w));
+}
+
+static void ops_add(struct opset *s, int64_t op)
+{
+	if (op >= 0 && op < 64 * OPS_WORDS)
+		s->w[op / 64] |= 1ull << (op % 64);
+}
+
+static bool ops_empty(const struct opset *s)
+{
+	for (int i = 0; i < OPS_WORDS; i++)
+		if (s->w[i])
+			return false;
+	return true;
+}
+
+static void ops_of_families(struct opset *s, uint32_t fams)
+{
+	memset(s, 0, sizeof(*s));
+	for (int op = 0; op < 64 * OPS_WORDS; op++)
+		if (fams & FAM_BIT(event_op_family(op)))
+			ops_add(s, op);
+}
+
+static void field_ops(const struct field_test *t, struct opset *s)
+{
+	uint32_t fams = 0;
+
+	if (t->f->id == F_OP) {
+		memset(s, 0, sizeof(*s));
+		for (size_t i = 0; i < t->n; i++)
+			ops_add(s, t->v[i].lo);
+		return;
+	}
+	if (t->f->id == F_FAMILY) {
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].lo >= 0 && t->v[i].lo < 32)
+				fams |= FAM_BIT(t->v[i].lo);
+		ops_of_families(s, fams);
+		return;
+	}
+	if (t->f->fams == FAMS_ALL)
+		ops_all(s);
+	else
+		ops_of_families(s, t->f->fams);
+}
+
+#define REACH_DEPTH 64
+
+/* The operations c can hold for (a superset). */
+static void cond_ops(const struct cond *c, struct opset *s, int depth)
+{
+	struct opset k;
+
+	if (depth > REACH_DEPTH) {
+		ops_all(s);
+		return;
+	}
+	switch (c->kind) {
+	case COND_FIELD:
+		field_ops(c->test, s);
+		return;
+	case COND_MACRO:
+		cond_ops(c->macro->cond, s, depth + 1);
+		return;
+	case COND_NOT:
+		ops_all(s);
+		return;
+	case COND_ALL:
+		ops_all(s);
+		for (size_t i = 0; i < c->n; i++) {
+			cond_ops(c->kids[i], &k, depth + 1);
+			for (int w = 0; w < OPS_WORDS; w++)
+				s->w[w] &= k.w[w];
+		}
+		return;
+	case COND_ANY:
+		memset(s, 0, sizeof(*s));
+		for (size_t i = 0; i < c->n; i++) {
+			cond_ops(c->kids[i], &k, depth + 1);
+			for (int w = 0; w < OPS_WORDS; w++)
+				s->w[w] |= k.w[w];
+		}
+		return;
+	}
+}
+
+static bool test_names(const struct field_test *t, int fam, int op)
+{
+	if (t->f->fams == FAM_BIT(fam))
+		return true;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->f->id == F_FAMILY && t->v[i].lo == fam)
+			return true;
+		if (t->f->id == F_OP && t->v[i].lo == op)
+			return true;
+	}
+	return false;
+}
+
+/* Does c name the family fam (or its op) anywhere? */
+static bool cond_names(const struct cond *c, int fam, int op, int depth)
+{
+	if (depth > REACH_DEPTH)
+		return false;
+	if (c->kind == COND_FIELD)
+		return test_names(c->test, fam, op);
+	if (c->kind == COND_MACRO)
+		return cond_names(c->macro->cond, fam, op, depth + 1);
+	for (size_t i = 0; i < c->n; i++)
+		if (cond_names(c->kids[i], fam, op, depth + 1))
+			return true;
+	return false;
+}
+
+void policy_rule_subjects(struct pol_rule *r)
+{
+	r->subjects = POL_SUBJ_EVENTS;
+	if (cond_names(r->cond, FAM_CHANNEL, EV_OP_MESSAGE, 0))
+		r->subjects |= POL_SUBJ_MESSAGES;
+	if (cond_names(r->cond, FAM_HEALTH, EV_OP_LOSS, 0))
+		r->subjects |= POL_SUBJ_LOSSES;
+}
+
+void policy_warn_unreachable(const struct pol_rule *r, struct diag *d)
+{
+	struct opset rs, es;
+
+	cond_ops(r->cond, &rs, 0);
+	if (ops_empty(&rs)) {
+		diag_warn(d, &r->pos, "rule \"%s\" can never match: its tests exclude each other",
+			  r->id);
+		return;
+	}
+	for (size_t i = 0; i < r->n_exceptions; i++) {
+		const struct pol_exception *x = &r->exceptions[i];
+		bool meet = false;
+
+		cond_ops(x->cond, &es, 0);
+		for (int w = 0; w < OPS_WORDS; w++)
+			meet |= (rs.w[w] & es.w[w]) != 0;
+		if (!meet)
+			diag_warn(d, &x->pos,
+				  "exception \"%s\" of rule \"%s\" can never match: it holds only "
+				  "for operations the rule's condition excludes",
+				  x->name, r->id);
+	}
+}
