@@ -18,14 +18,16 @@ const char *const bl_macro_names[BM_COUNT] = {
 
 /* --- names and provenance ----------------------------------------------------------------- */
 
-void learn_prov(struct strbuf *sb, const struct litem *it)
+void learn_prov(struct strbuf *sb, const struct litem *it, bool trace)
 {
-	strbuf_printf(sb, "t%u", it->trace);
+	if (trace)
+		strbuf_printf(sb, "t%u", it->trace);
 	if (it->call)
-		strbuf_printf(sb, " call %zu", it->call);
+		strbuf_printf(sb, "%scall %zu", trace ? " " : "", it->call);
 	if (it->call_id)
 		strbuf_printf(sb, " (id %s)", it->call_id);
-	strbuf_printf(sb, ", record %llu", (unsigned long long)it->record);
+	strbuf_printf(sb, "%srecord %llu", trace || it->call ? ", " : "",
+		      (unsigned long long)it->record);
 	if (it->example && *it->example)
 		strbuf_printf(sb, ": %s", it->example);
 	if (it->names)
@@ -44,7 +46,7 @@ void emit_prov_comment(struct emit *e, const struct litem *it)
 {
 	struct strbuf p = STRBUF_INIT;
 
-	learn_prov(&p, it);
+	learn_prov(&p, it, true);
 	comment(e, strbuf_str(&p) ?: "");
 	strbuf_fini(&p);
 }
@@ -233,7 +235,7 @@ static void emit_notes(struct emit *e, size_t scope)
 		strbuf_puts(&c, "secret seen, never allowed: ");
 		strbuf_puts(&c, it->f1);
 		strbuf_puts(&c, " - ");
-		learn_prov(&c, it);
+		learn_prov(&c, it, true);
 		strbuf_puts(e->sb, "  ");
 		yamlw_comment(e->sb, (const uint8_t *)(strbuf_str(&c) ?: ""), c.len,
 			      LEARN_COMMENT_MAX);

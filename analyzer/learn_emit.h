@@ -69,8 +69,9 @@ struct emit {
 	int err;			      /* -EINVAL: a value could not be written */
 };
 
-/* Where an item was first seen: "t1 call 4 (id 4), record 80: /ws/a.txt (3 times)". */
-void learn_prov(struct strbuf *sb, const struct litem *it);
+/* Where an item was first seen: "t1 call 4 (id 4), record 80: /ws/a.txt (3 times)" (without
+ * "t1 " when trace is false). */
+void learn_prov(struct strbuf *sb, const struct litem *it, bool trace);
 /* "  # <provenance>" after a value. */
 void emit_prov_comment(struct emit *e, const struct litem *it);
 /* A scalar (plain or quoted). */

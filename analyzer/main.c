@@ -28,6 +28,8 @@ static const struct cmd cmds[] = {
 	{"policy", do_policy,
 	 "policy check POLICY...         parse and compile policies\n"
 	 "  mcpwitness policy learn TRACE... -o F   a baseline policy of what the traces show"},
+	{"diff", do_diff,
+	 "diff BASELINE_TRACE... -- TRACE  what a trace does that its baseline did not"},
 	{"probe", do_probe, "probe [--backend ebpf]         mcpfz-probe sidecar for fuzzers"},
 	{"help", do_help, NULL},
 	{NULL, NULL, NULL},
