@@ -15,12 +15,8 @@
 #include "learn_base.h"
 #include "log.h"
 
-#define DIFF_POLICIES_MAX 16
-
 struct diff_args {
-	char *policies[DIFF_POLICIES_MAX];
-	size_t n_policies;
-	struct obs_opts obs;
+	struct learn_common c;
 	bool json;
 	char **base;
 	size_t n_base;
@@ -55,7 +51,7 @@ static int parse(int argc, char **argv, struct diff_args *a)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int opt, sep = argc;
+	int opt, rc, sep = argc;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -67,22 +63,13 @@ static int parse(int argc, char **argv, struct diff_args *a)
 		case 'j':
 			a->json = true;
 			break;
-		case 'p':
-			if (a->n_policies == DIFF_POLICIES_MAX)
-				return cmd_usage_error("diff", "too many -p");
-			a->policies[a->n_policies++] = optarg;
-			break;
-		case 'k':
-			a->obs.pubkey = optarg;
-			break;
-		case 'i':
-			a->obs.allow_incomplete = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return MW_EXIT_OK;
 		default:
-			return cmd_opt_error("diff", argv, opt);
+			rc = learn_common_opt(&a->c, opt, optarg, "diff");
+			if (rc >= 0)
+				return rc ? rc : cmd_opt_error("diff", argv, opt);
 		}
 	}
 	if (sep == argc)
@@ -124,15 +111,15 @@ static int run(const struct diff_args *a)
 
 	memset(&t, 0, sizeof(t));
 	memset(&lb, 0, sizeof(lb));
-	rc = bt ? learn_base_load(&base, &lb, a->policies, a->n_policies) : -ENOMEM;
+	rc = bt ? learn_base_load(&base, &lb, a->c.policies, a->c.n_policies) : -ENOMEM;
 	if (!rc && (!(ref = lmodel__new(&lb, NULL)) || !(cur = lmodel__new(&lb, ref))))
 		rc = -ENOMEM;
 	if (rc == -ENOMEM) {
 		p_err("failed to diff: %s", strerror(ENOMEM));
 		rc = MW_EXIT_USAGE;
 	}
-	rc = rc ?: learn_read_traces(ref, bt, a->base, a->n_base, &a->obs);
-	rc = rc ?: learn_read_traces(cur, &t, &a->trace, 1, &a->obs);
+	rc = rc ?: learn_read_traces(ref, bt, a->base, a->n_base, &a->c.obs);
+	rc = rc ?: learn_read_traces(cur, &t, &a->trace, 1, &a->c.obs);
 	if (!rc && (lmodel__sort(ref) || lmodel__sort(cur))) {
 		p_err("failed to diff: %s", strerror(ENOMEM));
 		rc = MW_EXIT_USAGE;

@@ -19,13 +19,9 @@
 #include "learn_emit.h"
 #include "log.h"
 
-#define LEARN_POLICIES_MAX 16
-
 struct learn_args {
 	const char *output;
-	char *policies[LEARN_POLICIES_MAX];
-	size_t n_policies;
-	struct obs_opts obs;
+	struct learn_common c;
 	char **traces;
 	size_t n_traces;
 };
@@ -58,29 +54,20 @@ static int parse(int argc, char **argv, struct learn_args *a)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int opt;
+	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, ":o:p:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			a->output = optarg;
 			break;
-		case 'p':
-			if (a->n_policies == LEARN_POLICIES_MAX)
-				return cmd_usage_error("policy learn", "too many -p");
-			a->policies[a->n_policies++] = optarg;
-			break;
-		case 'k':
-			a->obs.pubkey = optarg;
-			break;
-		case 'i':
-			a->obs.allow_incomplete = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return MW_EXIT_OK;
 		default:
-			return cmd_opt_error("policy learn", argv, opt);
+			rc = learn_common_opt(&a->c, opt, optarg, "policy learn");
+			if (rc >= 0)
+				return rc ? rc : cmd_opt_error("policy learn", argv, opt);
 		}
 	}
 	if (optind >= argc)
@@ -135,8 +122,8 @@ static int check_written(const struct learn_args *a, const char *tmp)
 	size_t n = 0;
 	int rc;
 
-	for (; n < a->n_policies; n++)
-		files[n] = a->policies[n];
+	for (; n < a->c.n_policies; n++)
+		files[n] = a->c.policies[n];
 	static char dflt[] = MW_POLICY_DIR "/default.yaml";
 
 	if (!n) /* the installed default, as learn_base_load reads it */
@@ -206,12 +193,12 @@ static int learn(struct learn_args *a)
 		p_err("failed to learn: %s", strerror(ENOMEM));
 		return MW_EXIT_USAGE;
 	}
-	rc = learn_base_load(&base, &lb, a->policies, a->n_policies);
+	rc = learn_base_load(&base, &lb, a->c.policies, a->c.n_policies);
 	if (!rc && !(m = lmodel__new(&lb, NULL))) {
 		p_err("failed to learn: %s", strerror(ENOMEM));
 		rc = MW_EXIT_USAGE;
 	}
-	rc = rc ?: learn_read_traces(m, ts, a->traces, a->n_traces, &a->obs);
+	rc = rc ?: learn_read_traces(m, ts, a->traces, a->n_traces, &a->c.obs);
 	rc = rc ?: emit_and_write(a, m, ts, base, &lb);
 	for (size_t i = 0; i < a->n_traces; i++)
 		obs_fini(&ts[i]);

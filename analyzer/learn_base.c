@@ -40,6 +40,25 @@ static int flatten(struct lbase *lb, const struct pol_list *l, int depth)
 	return 0;
 }
 
+int learn_common_opt(struct learn_common *c, int opt, const char *arg, const char *verb)
+{
+	switch (opt) {
+	case 'p':
+		if (c->n_policies == LEARN_POLICIES_MAX)
+			return cmd_usage_error(verb, "too many -p");
+		c->policies[c->n_policies++] = (char *)arg;
+		return -1;
+	case 'k':
+		c->obs.pubkey = arg;
+		return -1;
+	case 'i':
+		c->obs.allow_incomplete = true;
+		return -1;
+	default:
+		return 0;
+	}
+}
+
 int learn_base_load(struct policy **out, struct lbase *lb, char *const *files, size_t n)
 {
 	static char dflt[] = MW_POLICY_DIR "/default.yaml";

@@ -12,6 +12,19 @@
 #include "obs.h"
 #include "policy.h"
 
+/* The options learn and diff share: -p POLICY..., --pubkey, --allow-incomplete. */
+#define LEARN_POLICIES_MAX 16
+
+struct learn_common {
+	char *policies[LEARN_POLICIES_MAX];
+	size_t n_policies;
+	struct obs_opts obs;
+};
+
+/* Handles getopt's opt when it is one of the shared options ('p', 'k', 'i'): returns -1 when
+ * handled, the usage exit code after an error, or 0 when opt is not one of them. */
+int learn_common_opt(struct learn_common *c, int opt, const char *arg, const char *verb);
+
 /* The list of the base policy whose paths are secrets. */
 #define LEARN_SECRET_LIST "sensitive_paths"
 
