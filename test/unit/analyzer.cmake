@@ -24,3 +24,4 @@ mw_unit_test(verify_cli SOURCES cli_run.c synth_trace.c trace_testlib.c trace_fo
 	LIBS mw_analyzer)
 mw_unit_test(identity SOURCES calls_testlib.c LIBS mw_analyzer)
 mw_unit_test(learn_gen LIBS mw_analyzer_core)
+mw_unit_test(learn_emit LIBS mw_analyzer)
