@@ -271,8 +271,10 @@ int lmodel__sort(struct lmodel *m)
 		free(map);
 		return -ENOMEM;
 	}
-	memcpy(old, m->scopes, m->n_scopes * sizeof(*old));
-	qsort(m->scopes, m->n_scopes, sizeof(*m->scopes), cmp_scope);
+	if (m->n_scopes) { /* scopes is NULL before the first */
+		memcpy(old, m->scopes, m->n_scopes * sizeof(*old));
+		qsort(m->scopes, m->n_scopes, sizeof(*m->scopes), cmp_scope);
+	}
 	for (size_t i = 0; i < m->n_scopes; i++)
 		for (size_t j = 0; j < m->n_scopes; j++)
 			if (old[i].kind == m->scopes[j].kind &&
@@ -282,7 +284,8 @@ int lmodel__sort(struct lmodel *m)
 		m->items[i].scope = map[m->items[i].scope];
 	free(old);
 	free(map);
-	qsort(m->items, m->n_items, sizeof(*m->items), cmp_item);
+	if (m->n_items)
+		qsort(m->items, m->n_items, sizeof(*m->items), cmp_item);
 	return rehash(m, m->n_slots);
 }
 
