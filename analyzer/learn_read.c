@@ -172,13 +172,14 @@ static bool classify_path(struct lread *r, struct ev_bytes p, struct lobs *o)
  * by its destination, with the names the process asked for before it (a comment). */
 static bool classify_net(struct lread *r, const struct ev_view *v, struct lobs *o, char **names)
 {
-	sockaddr_format(&o->example, &v->addr);
 	if (v->has_dns) {
 		o->kind = LK_DNS;
+		strbuf_escape(&o->example, (const uint8_t *)v->dns.name, v->dns.name_len, 0);
 		gen_literal(&o->f1, (const uint8_t *)v->dns.name, v->dns.name_len, true);
 		dns_remember(r, v, &v->dns);
 		return v->dns.name_len > 0;
 	}
+	sockaddr_format(&o->example, &v->addr);
 	if (v->addr.kind == SA_UNIX) {
 		strbuf_puts(&o->f1, "unix");
 		return true;
@@ -223,7 +224,8 @@ static bool classify(struct lread *r, const struct obs_event *e, struct lobs *o,
 		return true;
 	case LOP_NET:
 		o->kind = LK_CONNECT;
-		return v->has_addr && classify_net(r, v, o, names);
+		/* a query on a connected socket names no address: learned by its name alone */
+		return (v->has_addr || v->has_dns) && classify_net(r, v, o, names);
 	case LOP_BIND:
 		o->kind = LK_LISTEN;
 		if (!v->has_addr || (v->addr.kind != SA_INET && v->addr.kind != SA_INET6))
