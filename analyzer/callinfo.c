@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "identity.h"
 #include "strbuf.h"
 #include "traceinfo.h"
 
@@ -93,10 +94,11 @@ json_t *callinfo_ref_json(const struct call *c)
 {
 	if (!c)
 		return json_null();
-	return json_pack("{s:I,s:o,s:o,s:o,s:o}", "index", (json_int_t)c->index, "id",
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "index", (json_int_t)c->index, "id",
 			 str_or_null(c->id), "method", str_or_null(c->method), "tool",
 			 str_or_null(c->tool), "arguments_digest",
-			 c->digest[0] ? json_string(c->digest) : json_null());
+			 c->digest[0] ? json_string(c->digest) : json_null(), "trace_context",
+			 identity_trace_context_json(c));
 }
 
 json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a,

@@ -68,6 +68,8 @@ static void call_fini(struct call *c)
 	free(c->task_status);
 	free(c->task_ref);
 	free(c->mark_call_id);
+	free(c->traceparent);
+	free(c->tracestate);
 }
 
 void callset__free(struct callset *cs)
@@ -92,6 +94,10 @@ void callset__free(struct callset *cs)
 		free(cs->notes[i].text);
 	free(cs->notes);
 	free(cs->sess.protocol);
+	free(cs->sess.client.name);
+	free(cs->sess.client.version);
+	free(cs->sess.server.name);
+	free(cs->sess.server.version);
 	free(cs->home);
 	free(cs);
 }

@@ -91,6 +91,9 @@ struct call {
 	bool mark_disagrees;
 	char *mark_call_id;
 	bool from_mark; /* known only from marks (--stdio off) */
+	/* W3C trace context of the request (identity.c): params._meta.traceparent, else
+	 * params.traceparent, kept only when well formed; NULL when absent */
+	char *traceparent, *tracestate;
 };
 
 struct call_note {
@@ -107,6 +110,12 @@ struct call_session {
 	uint64_t first_request_ts; /* the first request of the client read: end of startup */
 	bool has_first_request;
 	uint64_t batches;
+	/* who and what (identity.c): clientInfo of initialize or of the requests' _meta, and
+	 * serverInfo of the initialize / server/discover result */
+	struct call_peer {
+		char *name, *version; /* escaped text, bounded; NULL when unknown */
+		const char *from;     /* "initialize", "_meta", "server/discover" */
+	} client, server;
 };
 
 struct callset;

@@ -44,6 +44,8 @@ int do_export(int argc, char **argv);
 int do_dump(int argc, char **argv);
 int do_analyze(int argc, char **argv);
 int do_policy(int argc, char **argv);
+int do_policy_learn(int argc, char **argv);
+int do_diff(int argc, char **argv);
 int do_calls(int argc, char **argv);
 
 #include <stdint.h>

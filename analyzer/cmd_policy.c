@@ -13,6 +13,7 @@
 static void usage(FILE *out)
 {
 	fputs("usage: mcpwitness policy check POLICY... [--set NAME=VALUE]...\n"
+	      "       mcpwitness policy learn TRACE... -o BASELINE [-p POLICY]... (see --help)\n"
 	      "Parses and compiles the policies (merged in order, as analyze -p does); every\n"
 	      "error is reported as file:line:column: reason. Exit 0 when they compile, 2 if "
 	      "not.\n",
@@ -89,6 +90,7 @@ int do_policy(int argc, char **argv)
 {
 	static const struct cmd cmds[] = {
 		{"check", do_check, NULL},
+		{"learn", do_policy_learn, NULL},
 		{NULL, NULL, NULL},
 	};
 

@@ -86,6 +86,33 @@ static int new_class(struct compiler *c, uint8_t **set)
 	return (int)g->n_classes++;
 }
 
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* The byte an escape stands for, c->pos just after the '\' (which must not be last): "\xHH"
+ * is the byte 0xHH (so a pattern can name a byte that is not valid UTF-8, which a YAML file
+ * cannot hold), anything else is the next byte itself. */
+static uint8_t escaped_byte(struct compiler *c)
+{
+	int hi, lo;
+
+	if (c->pat[c->pos] == 'x' && c->pos + 2 < c->len &&
+	    (hi = hex_digit(c->pat[c->pos + 1])) >= 0 &&
+	    (lo = hex_digit(c->pat[c->pos + 2])) >= 0) {
+		c->pos += 3;
+		return (uint8_t)(hi << 4 | lo);
+	}
+	return (uint8_t)c->pat[c->pos++];
+}
+
 /* Reads one class member byte at c->pos (handling '\' escapes); -1 at the end. */
 static int class_byte(struct compiler *c)
 {
@@ -94,6 +121,7 @@ static int class_byte(struct compiler *c)
 	if (c->pat[c->pos] == '\\') {
 		if (++c->pos >= c->len)
 			return -1;
+		return escaped_byte(c);
 	}
 	return (uint8_t)c->pat[c->pos++];
 }
@@ -229,7 +257,7 @@ static int parse_one(struct compiler *c)
 	case '\\':
 		if (c->pos >= c->len)
 			return fail(c, EINVAL, "trailing backslash at offset %zu", c->pos - 1);
-		return push(c, T_LIT, (uint8_t)c->pat[c->pos++], 0);
+		return push(c, T_LIT, escaped_byte(c), 0);
 	case '$':
 		if (c->pos < c->len && c->pat[c->pos] == '{')
 			return parse_var(c);

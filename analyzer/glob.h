@@ -10,7 +10,8 @@
  *   ?        one byte, except '/' in path mode
  *   [...]    one byte of a set: "[abc]", ranges "[a-z]", negation "[!...]" or "[^...]", a ']'
  *            first is literal; never matches '/' in path mode
- *   \c       the byte c literally
+ *   \c       the byte c literally; \xHH (two hex digits) the byte 0xHH, so that a pattern can
+ *            name a byte that is not valid UTF-8 (a YAML file cannot hold one)
  *   ${name}  the value of a variable, inserted literally (its bytes are never wildcards); when
  *            the value ends in '/' and the pattern goes on with '/', one of them is dropped
  * Matching is anchored at both ends and byte-exact (no case folding, no UTF-8 decoding), and

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "identity.h"
 #include "strbuf.h"
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one. */
@@ -149,8 +150,11 @@ static int on_request(struct msgctx *m, const char *method, const json_t *id, co
 		c->incomplete |= CI_INVALID_UTF8;
 	if (m->damaged)
 		c->incomplete |= CI_REQUEST_DAMAGED;
-	if (m->l->dir == CHAN_IN)
+	if (m->l->dir == CHAN_IN) {
 		session_request(m->cs, method, params);
+		if (identity_request(callset__session_mut(m->cs), c, method, params))
+			return -ENOMEM;
+	}
 	tid = json_object_get(params, "taskId");
 	if (!strncmp(method, "tasks/", 6) && json_is_string(tid) &&
 	    !(c->task_ref = strdup(json_string_value(tid))))
@@ -204,8 +208,8 @@ static void task_answer(struct msgctx *m, const struct call *c, const json_t *re
 		callset__task_status(m->cs, c->task_ref, status, m->l->ts);
 }
 
-static void on_response(struct msgctx *m, const json_t *id, const json_t *result,
-			const json_t *error)
+static int on_response(struct msgctx *m, const json_t *id, const json_t *result,
+		       const json_t *error)
 {
 	enum chan_dir req = m->l->dir == CHAN_IN ? CHAN_OUT : CHAN_IN;
 	char *canon = call_id_canon(id);
@@ -225,13 +229,14 @@ static void on_response(struct msgctx *m, const json_t *id, const json_t *result
 				dir_name(m), (unsigned long long)m->l->offset,
 				canon ? canon : "(not a string or number)");
 		free(canon);
-		return;
+		return 0;
 	}
 	free(canon);
 	callset__answer(m->cs, c, result, error, m->l->ts, m->l->record);
 	if (m->damaged)
 		c->incomplete |= CI_RESPONSE_DAMAGED;
 	task_answer(m, c, result, error);
+	return identity_response(callset__session_mut(m->cs), c, result);
 }
 
 static int on_message(struct msgctx *m, const json_t *msg)
@@ -247,10 +252,8 @@ static int on_message(struct msgctx *m, const json_t *msg)
 		on_notification(m, json_string_value(method), json_object_get(msg, "params"));
 		return 0;
 	}
-	if (id && (result || error)) {
-		on_response(m, id, result, error);
-		return 0;
-	}
+	if (id && (result || error))
+		return on_response(m, id, result, error);
 	callset__note(m->cs, m->l->ts, "%s offset %llu: %s that is not a JSON-RPC message: skipped",
 		      dir_name(m), (unsigned long long)m->l->offset,
 		      json_is_object(msg) ? "an object" : "a value");
@@ -365,8 +368,8 @@ static int scanned_line(struct msgctx *m)
 		err = on_request(m, json_string_value(method), id, NULL);
 	} else if (sc->has_result || sc->has_error || !sc->method.present) {
 		json_object_set(fake, sc->has_error ? "error" : "result", json_null());
-		on_response(m, id, sc->has_error ? NULL : json_object_get(fake, "result"),
-			    sc->has_error ? json_object_get(fake, "error") : NULL);
+		err = on_response(m, id, sc->has_error ? NULL : json_object_get(fake, "result"),
+				  sc->has_error ? json_object_get(fake, "error") : NULL);
 	}
 	json_decref(fake);
 	json_decref(id);

@@ -25,7 +25,11 @@ static const struct cmd cmds[] = {
 	{"dump", do_dump, "dump TRACE [--json]            every record, one a line"},
 	{"calls", do_calls, "calls TRACE [--json]           every request, what it did, and why"},
 	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...   findings of policies on a trace"},
-	{"policy", do_policy, "policy check POLICY...         parse and compile policies"},
+	{"policy", do_policy,
+	 "policy check POLICY...         parse and compile policies\n"
+	 "  mcpwitness policy learn TRACE... -o F   a baseline policy of what the traces show"},
+	{"diff", do_diff,
+	 "diff BASELINE_TRACE... -- TRACE  what a trace does that its baseline did not"},
 	{"probe", do_probe, "probe [--backend ebpf]         mcpfz-probe sidecar for fuzzers"},
 	{"help", do_help, NULL},
 	{NULL, NULL, NULL},

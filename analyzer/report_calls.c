@@ -8,6 +8,7 @@
 
 #include "analyze.h"
 #include "calls_cmd.h"
+#include "identity.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -179,6 +180,9 @@ static void text_call(struct strbuf *sb, const struct calls_view *v, const struc
 	if (c->cancelled)
 		strbuf_puts(sb, "  cancelled by the client (notifications/cancelled)\n");
 	text_window(sb, c);
+	if (c->traceparent)
+		strbuf_printf(sb, "  traceparent: %s%s%s\n", c->traceparent,
+			      c->tracestate ? " tracestate: " : "", c->tracestate ? c->tracestate : "");
 	if (c->marked)
 		strbuf_printf(sb, "  marks: call_id %s%s\n",
 			      c->mark_call_id ? c->mark_call_id : "?",
@@ -210,7 +214,9 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 	strbuf_puts(sb, "\ntrace: ");
 	if (v->hdr)
 		trace_hex(sb, &v->hdr->trace_id);
-	strbuf_printf(sb, "\nprotocol: %s%s%s%s\n", s->protocol ? s->protocol : "unknown",
+	strbuf_putc(sb, '\n');
+	identity_text(sb, v->hdr, callmodel__calls(v->cm), "");
+	strbuf_printf(sb, "protocol: %s%s%s%s\n", s->protocol ? s->protocol : "unknown",
 		      s->initialize_seen ? " (initialize handshake)" : "",
 		      s->per_request_meta ? " (version in _meta of requests)" : "",
 		      s->discover_seen ? " (server/discover)" : "");
@@ -374,6 +380,7 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 			       json_string(strbuf_str(&sb) ?: ""));
 		strbuf_fini(&sb);
 	}
+	err = err ?: json_put(doc, "identity", identity_json(v->hdr, callmodel__calls(v->cm)));
 	err = err ?: json_put(doc, "session", session_json(v));
 	err = err ?: json_put(doc, "events", json_u64(v->events));
 	err = err

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "identity.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -172,6 +173,7 @@ static json_t *calls_json(const struct analysis *a)
 int report_json(FILE *out, const struct analysis *a)
 {
 	json_t *doc = json_object(), *arr = json_array();
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
 	int err = doc && arr ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < a->fs->n; i++)
@@ -182,6 +184,7 @@ int report_json(FILE *out, const struct analysis *a)
 				  json_pack("{s:s,s:s}", "name", "mcpwitness", "version",
 					    MW_VERSION));
 	err = err ?: json_put(doc, "trace", report_trace_json(a));
+	err = err ?: json_put(doc, "identity", identity_json(a->hdr, cs));
 	err = err ?: json_put(doc, "policies", report_policies_json(a));
 	err = err ?: json_put(doc, "variables", vars_json(a->vars));
 	err = err ?: json_put(doc, "stats", stats_json(a));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "identity.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -31,6 +32,7 @@ static void head_trace(struct strbuf *sb, const struct analysis *a)
 	else
 		strbuf_puts(sb, "(no header)");
 	strbuf_printf(sb, " analyzed by mcpwitness %s\n", MW_VERSION);
+	identity_text(sb, a->hdr, a->cm ? callmodel__calls(a->cm) : NULL, "");
 	for (size_t i = 0; i < a->pol->n_files; i++) {
 		const struct pol_file *f = &a->pol->files[i];
 

@@ -93,7 +93,7 @@ def all_help(programs):
         out.append(mwtest.run([prog, "--help"]).stdout)
         if prog == mwtest.ANALYZER:
             for verb in (["keygen"], ["verify"], ["dump"], ["analyze"], ["policy", "check"],
-                         ["probe"], ["calls"]):
+                         ["probe"], ["calls"], ["policy", "learn"], ["diff"]):
                 out.append(mwtest.run([prog] + verb + ["--help"]).stdout)
     return "\n".join(out)
 

@@ -22,7 +22,7 @@ import mwtest  # noqa: E402
 import test_man_examples  # noqa: E402
 
 PROBE = os.path.join(os.path.dirname(mwtest.ANALYZER), "mcpwitness-probe")
-SUBCOMMANDS = ("keygen", "verify", "dump", "analyze", "policy", "probe", "calls")
+SUBCOMMANDS = ("keygen", "verify", "dump", "analyze", "policy", "probe", "calls", "diff")
 
 
 def blocks():
@@ -49,6 +49,8 @@ def commands(text):
                              line):
             prog, rest = m.group(1), m.group(2).split()
             sub = rest[0] if prog == "mcpwitness" and rest and rest[0] in SUBCOMMANDS else ""
+            if sub == "policy":  # policy check / policy learn
+                sub += " " + (rest[1] if len(rest) > 1 and rest[1] == "learn" else "check")
             opts = [o.split("=")[0] for o in rest if re.match(r"--[a-z]", o)]
             found.append((prog, sub, opts))
     return found
@@ -63,9 +65,7 @@ class Readme(mwtest.E2ETestCase):
             if lang not in ("sh", "sudoers", "json"):
                 continue
             for prog, sub, opts in commands(text):
-                argv = [binaries[prog]] + ([sub] if sub else [])
-                if sub == "policy":
-                    argv.append("check")
+                argv = [binaries[prog]] + sub.split()
                 helps = help_text(argv)
                 for opt in opts:
                     seen += 1

@@ -35,3 +35,6 @@ set_tests_properties(unit.analyze_golden PROPERTIES LABELS unit TIMEOUT 120)
 add_test(NAME unit.default_policy_rules
 	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_rules.py $<TARGET_FILE:mcpwitness>)
 set_tests_properties(unit.default_policy_rules PROPERTIES LABELS unit TIMEOUT 120)
+mw_unit_test(identity SOURCES calls_testlib.c LIBS mw_analyzer)
+mw_unit_test(learn_gen LIBS mw_analyzer_core)
+mw_unit_test(learn_emit LIBS mw_analyzer)

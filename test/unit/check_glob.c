@@ -235,6 +235,20 @@ START_TEST(bytes)
 }
 END_TEST
 
+/* "\xHH" names a byte (one a YAML file cannot hold); "\x" without two hex digits is 'x'. */
+START_TEST(hex_escape)
+{
+	YES("/\\x41", "/A");
+	YES("/a\\xff\\xC3(", "/a\xff\xc3(");
+	YES("/\\xg1", "/xg1");
+	YES("/\\x4", "/x4");
+	YES("/[\\x30-\\x39]", "/5");
+	NO("/[\\x30-\\x39]", "/a");
+	YES("/\\x2a", "/*");
+	NO("/\\x2a", "/b");
+}
+END_TEST
+
 /* The bit-parallel matcher and the byte-array one agree on random patterns and subjects
  * (a tiny alphabet makes every wildcard matter), and long patterns use the slow one. */
 START_TEST(fast_equals_slow)
@@ -307,6 +321,7 @@ Suite *glob_suite(void)
 	tcase_add_test(core, text_mode);
 	tcase_add_test(core, variables);
 	tcase_add_test(core, bytes);
+	tcase_add_test(core, hex_escape);
 	tcase_add_test(core, fast_equals_slow);
 	tcase_add_test(core, long_patterns);
 	tcase_add_test(errs, errors);
