@@ -293,7 +293,7 @@ static size_t slot_targets(const struct slots *sl, const struct finding *f, size
 
 static int slots_build(struct slots *sl, const struct analysis *a)
 {
-	size_t t[ATTR_CANDIDATES_MAX + 1], total = 0, *fill;
+	size_t t[ATTR_CANDIDATES_MAX + 1] = {0}, total = 0, *fill;
 
 	sl->n_calls = calls_of(a) ? callset__count(calls_of(a)) : 0;
 	sl->n_slots = sl->n_calls + BUCKETS; /* 3 buckets + not attributed */
