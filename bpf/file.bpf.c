@@ -15,7 +15,7 @@
 MW_SYS_ENTER(openat)
 {
 	if (mw_is_tracked())
-		mw_inflight_begin(MW_OP_OPENAT, mw_regs(), MW_INT(0), MW_UINT(2), MW_UINT(3), 0);
+		mw_inflight_begin(MW_OP_OPENAT, mw_ctx_regs, MW_INT(0), MW_UINT(2), MW_UINT(3), 0);
 	return 0;
 }
 
@@ -32,7 +32,7 @@ MW_SYS_EXIT(openat)
 MW_SYS_ENTER(open)
 {
 	if (mw_is_tracked())
-		mw_inflight_begin(MW_OP_OPEN, mw_regs(), MW_UINT(1), MW_UINT(2), 0, 0);
+		mw_inflight_begin(MW_OP_OPEN, mw_ctx_regs, MW_UINT(1), MW_UINT(2), 0, 0);
 	return 0;
 }
 
