@@ -347,6 +347,25 @@ static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, in
 	return err;
 }
 
+/* Paths repeat: a server opens the same files again and again, and every rule tests the same
+ * path of an event. Each glob test keeps a direct-mapped cache of its verdict for recently
+ * seen strings, compared in full (never by hash alone), so a repeated path costs a hash and a
+ * memcmp instead of a glob match per pattern. Strings longer than MEMO_BYTES are matched
+ * every time. The verdict depends only on the bytes and the compiled test, so output is
+ * unchanged. */
+#define MEMO_SLOTS 256
+#define MEMO_BYTES 118
+
+struct memo_slot {
+	uint8_t used, hit;
+	uint8_t bytes[MEMO_BYTES];
+	uint32_t len;
+};
+
+struct match_memo {
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
 static void fvalues_free(struct field_test *t)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -354,6 +373,8 @@ static void fvalues_free(struct field_test *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
+	free(t->memo);
+	t->memo = NULL;
 }
 
 int field_test_compile(struct field_test *t, struct pol_compile *pc)
@@ -366,7 +387,14 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 	err = push_values(&fc, t->src, t->n_src, 0);
 	if (err)
 		return err;
-	return fc.errors ? -EINVAL : 0;
+	if (fc.errors)
+		return -EINVAL;
+	if (t->f->vk == VK_GLOB_PATH || t->f->vk == VK_GLOB_TEXT) {
+		t->memo = calloc(1, sizeof(*t->memo));
+		if (!t->memo)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 void field_test_free(struct field_test *t)
@@ -382,14 +410,41 @@ void field_test_free(struct field_test *t)
 
 /* --- evaluating --------------------------------------------------------------------------- */
 
-static bool match_bytes(const struct field_test *t, struct ev_bytes b)
+static bool match_globs(const struct field_test *t, struct ev_bytes b)
 {
-	if (!b.n)
-		return false;
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->v[i].never && glob_match(t->v[i].glob, b.p, b.n))
 			return true;
 	return false;
+}
+
+static uint64_t memo_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static bool match_bytes(const struct field_test *t, struct ev_bytes b)
+{
+	struct memo_slot *m;
+	bool hit;
+
+	if (!b.n)
+		return false;
+	if (!t->memo || b.n > MEMO_BYTES)
+		return match_globs(t, b);
+	m = &t->memo->slot[memo_hash(b.p, b.n) % MEMO_SLOTS];
+	if (m->used && m->len == b.n && memcmp(m->bytes, b.p, b.n) == 0)
+		return m->hit;
+	hit = match_globs(t, b);
+	m->used = 1;
+	m->hit = hit;
+	m->len = (uint32_t)b.n;
+	memcpy(m->bytes, b.p, b.n);
+	return hit;
 }
 
 static bool match_int(const struct field_test *t, int64_t x)
