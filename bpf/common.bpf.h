@@ -97,7 +97,7 @@ static __always_inline struct mw_event *mw_rec_begin(struct mw_rec *r, __u16 op,
 	e->tid = (__u32)pid_tgid;
 	e->uid = (__u32)uid_gid;
 	e->gid = uid_gid >> 32;
-	e->pstart = task->group_leader->start_boottime; /* trusted BTF pointer: direct loads */
+	e->pstart = BPF_CORE_READ(task, group_leader, start_boottime);
 	e->op = op;
 	e->ret = ret;
 	r->e = e;

@@ -121,8 +121,8 @@ static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p
 		return MW_WALK_UNRES;
 	w.mnt = mw_real_mount(vm);
 	w.vm_root = BPF_CORE_READ(vm, mnt_root);
-	w.root_d = task->fs->root.dentry; /* task is a trusted BTF pointer: direct loads */
-	w.root_vm = task->fs->root.mnt;
+	w.root_d = BPF_CORE_READ(task, fs, root.dentry);
+	w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
 	w.pos = MW_PATH_MAX;
 	bpf_loop(MW_WALK_STEPS, mw_walk_step, &w, 0);
 	if (w.state == MW_WALK_RUNNING)
@@ -159,13 +159,13 @@ static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struc
 static __always_inline struct file *mw_fd_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = task->files->fdt; /* BTF pointers: direct loads */
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	struct file **fds;
 	struct file *f = NULL;
 
-	if (fd < 0 || !fdt || (__u32)fd >= fdt->max_fds)
+	if (fd < 0 || !fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
 		return NULL;
-	fds = fdt->fd;
+	fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
 		return NULL;
 	return f;
