@@ -233,11 +233,13 @@ class Bench:
         if not shutil.which("bpftrace"):
             log("bpftrace not installed: its columns are skipped (run.sh installs it)")
             variants = [v for v in variants if not v.startswith("bpf")]
+        if self.a.no_reference:
+            variants = ["in", "out"]
         raw = {wl: {v: [] for v in ["base"] + variants} for wl in wls}
         keep_traces = {}
         self.loads = []
         for rep in range(self.a.reps):
-            self.loads.append(loadavg())
+            self.loads.append("%s/%d" % (loadavg(), other_syscall_bpf()))
             log("overhead: repetition %d/%d (load %s)" % (rep + 1, self.a.reps, loadavg()))
             for wl in wls:
                 n = self.scaled(wl)
@@ -294,7 +296,10 @@ class Bench:
                 print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s %-18s" % (
                     wl, r["base_ns"] or 0, fmt(r.get("in")), fmt(r.get("out")),
                     fmt(r.get("strace")), fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
-        print("load average at each repetition: %s" % " ".join(self.loads))
+        print("load average / other BPF tracing links at each repetition: %s"
+              % " ".join(self.loads))
+        print("(other collectors attach programs to the same tracepoints: a repetition that ran "
+              "beside one is slowed in every column)")
 
     def scaled(self, wl):
         return max(1, int(ITERS[wl] * self.a.scale))
@@ -629,6 +634,8 @@ def main():
     ap.add_argument("--startup-reps", type=int, default=3)
     ap.add_argument("--json", help="also write the figures as JSON to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="overhead: mcpwitness only, without the strace and bpftrace columns")
     a = ap.parse_args()
     a.workloads = a.workloads.split(",")
     a.rates = [int(x) for x in a.rates.split(",")]
