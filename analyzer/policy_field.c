@@ -353,7 +353,7 @@ static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, in
  * memcmp instead of a glob match per pattern. Strings longer than MEMO_BYTES are matched
  * every time. The verdict depends only on the bytes and the compiled test, so output is
  * unchanged. */
-#define MEMO_SLOTS 256
+#define MEMO_SLOTS 1024
 #define MEMO_BYTES 118
 
 struct memo_slot {
