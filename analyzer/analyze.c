@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "cmd.h"
 #include "log.h"
+#include "passes.h"
 #include "replay.h"
 
 #ifndef MW_POLICY_DIR
@@ -21,9 +22,12 @@ struct run {
 	struct vars *vars;
 	struct engine *eng;
 	struct replay *rp;
+	struct callmodel *cm;
+	struct pass_digest dg;
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
+	uint64_t released; /* records handed over by the verifier */
 };
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
@@ -74,6 +78,8 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct run *r = ctx;
 	int rc = 0;
 
+	pass_digest_add(&r->dg, rr->rec);
+	r->released++;
 	if (!rr->msg)
 		return 0;
 	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
@@ -85,10 +91,30 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	return rc;
 }
 
+/* The first read: calls, marks, processes (see attribute.h). */
+static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
+{
+	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
+	int rc;
+
+	r->cm = callmodel__new(&co);
+	if (!r->cm)
+		return -ENOMEM;
+	rc = pass_model(fd, r->cm, d, digest);
+	if (!rc)
+		engine__set_model(r->eng, r->cm);
+	return rc;
+}
+
 static int read_trace(struct run *r)
 {
-	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned};
-	char err[512];
+	/* with --verify-before-release the second pass sees only released records: fewer than
+	 * the first, which pass_changed does not take for a change */
+	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned,
+				 .hold_segments = r->o->verify_before_release};
+	struct pass_digest first;
+	uint8_t d1[32], d2[32];
+	char err[REPLAY_MESSAGE_MAX];
 	int fd, rc;
 
 	if (!r->o->no_verify) {
@@ -99,25 +125,71 @@ static int read_trace(struct run *r)
 	r->rp = replay__new(&ro);
 	if (!r->rp)
 		return -ENOMEM;
-	fd = replay_open(r->o->trace, err, sizeof(err));
+	fd = pass_open(r->o->trace, err, sizeof(err));
 	if (fd < 0) {
 		p_err("%s", err);
 		return fd;
 	}
-	rc = replay__run(r->rp, fd, on_record, r);
+	pass_digest_init(&r->dg);
+	rc = read_model(r, fd, &first, d1);
+	rc = rc ?: replay__run(r->rp, fd, on_record, r);
 	if (fd > 0)
 		close(fd);
+	pass_digest_final(&r->dg, d2);
+	if (!rc && pass_changed(&first, d1, &r->dg, d2)) {
+		p_err("failed to analyze %s: the trace changed while it was read", r->o->trace);
+		return -EIO;
+	}
 	rc = rc ?: engine__finish(r->eng);
-	if (rc)
+	if (!rc)
+		callmodel__finish(r->cm);
+	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
+		p_err("failed to analyze %s: %s", r->o->trace,
+		      replay_message(replay__report(r->rp), err));
+	else if (rc)
 		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
 	return rc;
 }
+
+const char *const report_format_names[FORMAT_COUNT] = {
+	[FORMAT_TEXT] = "text",
+	[FORMAT_JSON] = "json",
+};
 
 const char *analysis_verdict(const struct analysis *a)
 {
 	if (!a->verified)
 		return "NOT VERIFIED (--no-verify)";
 	return mcpt_verdict_name(a->rep->verdict);
+}
+
+void analysis_verdict_view(const struct analysis *a, struct verdict_view *v)
+{
+	const struct mcpt_report *rep = a->rep;
+
+	memset(v, 0, sizeof(*v));
+	v->verdict = analysis_verdict(a);
+	v->code = mcpt_code_name(rep->code);
+	v->message = replay_message(rep, v->buf);
+	v->signatures_checked = a->verified && rep->signatures_checked;
+	v->final = rep->final;
+	v->records = rep->records;
+	v->verified_through_record = rep->verified_through_record;
+	v->released_verified_only = a->o->verify_before_release;
+	if (v->released_verified_only)
+		v->not_released = rep->records > a->released ? rep->records - a->released : 0;
+}
+
+int report_write(FILE *out, const struct analysis *a)
+{
+	switch (a->o->format) {
+	case FORMAT_JSON:
+		return report_json(out, a);
+	case FORMAT_TEXT:
+	case FORMAT_COUNT:
+		break;
+	}
+	return report_text(out, a);
 }
 
 /* Marks findings whose record no verified seal covers. */
@@ -189,6 +261,8 @@ static int report(struct run *r, FILE *out)
 		.processes = proctree__count(engine__proctree(r->eng)),
 		.malformed = replay__malformed(r->rp),
 		.loss_records = r->loss_records,
+		.cm = r->cm,
+		.released = r->released,
 	};
 	int rc;
 
@@ -196,7 +270,7 @@ static int report(struct run *r, FILE *out)
 		return MW_EXIT_VERIFY;
 	mark_unproven(&a);
 	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
-	rc = r->o->format == FORMAT_JSON ? report_json(out, &a) : report_text(out, &a);
+	rc = report_write(out, &a);
 	if (!rc && (fflush(out) || ferror(out)))
 		rc = -EIO;
 	if (rc) {
@@ -229,6 +303,7 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 	code = report(&r, out);
 cleanup:
 	engine__free(r.eng);
+	callmodel__free(r.cm);
 	replay__free(r.rp);
 	policy__free(r.pol);
 	vars__free(r.vars);

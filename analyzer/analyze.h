@@ -11,7 +11,8 @@
  *   VALID_COMPLETE                              the report; exit 1 if a finding reaches
  *                                               --fail-on, else 0
  * --no-verify reads the structure only: the report says NOT VERIFIED on top; damaged framing
- * (torn tail...) is then what makes the trace incomplete.
+ * (torn tail...) is then what makes the trace incomplete. --verify-before-release hands the
+ * engine only records whose seal verified (live input: nothing provisional is analyzed).
  */
 #ifndef MW_ANALYZE_H
 #define MW_ANALYZE_H
@@ -20,15 +21,21 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "attribute.h"
 #include "engine.h"
 #include "mcpt.h"
 #include "policy.h"
+#include "replay.h"
 #include "vars.h"
 
 enum report_format {
 	FORMAT_TEXT,
 	FORMAT_JSON,
+	FORMAT_COUNT,
 };
+
+/* --format names, indexed by enum report_format. */
+extern const char *const report_format_names[FORMAT_COUNT];
 
 struct analyze_opts {
 	const char *trace;
@@ -40,9 +47,11 @@ struct analyze_opts {
 	bool no_verify;
 	bool allow_incomplete;
 	bool allow_unsigned;
+	bool verify_before_release; /* hold each segment until its seal verified */
 	enum report_format format;
 	int fail_on; /* enum severity, or -1 for never */
 	size_t max_per_rule;
+	uint64_t cancel_grace_ns; /* 0: CANCEL_GRACE_DEFAULT_NS */
 };
 
 /* What a report shows. */
@@ -58,17 +67,58 @@ struct analysis {
 	size_t processes;
 	uint64_t malformed; /* records that did not unpack */
 	uint64_t loss_records;
+	struct callmodel *cm; /* the calls findings name */
+	uint64_t released; /* records the verifier handed over (all, unless held back) */
 };
 
 /* Runs a whole analysis and writes the report to out. Returns the exit code. */
 int analyze_run(const struct analyze_opts *o, FILE *out);
 
-/* Reports (report_text.c, report_json.c). Return 0 or -ENOMEM / -EIO. */
+/* What every report format says about verification, decided in one place (analyze.c): the
+ * verdict, its code and message, and how much of the trace the findings rest on. Each format
+ * (report_text, report_json, and any added later) states it first; a unit test runs every
+ * name in report_format_names and looks for it. */
+struct verdict_view {
+	const char *verdict; /* analysis_verdict() */
+	const char *code;    /* "OK", "E_NO_FINAL", ... */
+	const char *message; /* sanitized one line (points into buf) */
+	bool signatures_checked, final;
+	bool released_verified_only; /* --verify-before-release */
+	uint64_t records, verified_through_record;
+	uint64_t not_released; /* --verify-before-release: records never analyzed (no good seal) */
+	char buf[REPLAY_MESSAGE_MAX];
+};
+
+void analysis_verdict_view(const struct analysis *a, struct verdict_view *v);
+
+/* Reports (report_text.c, report_json.c); report_write picks a->o->format. Return 0 or
+ * -ENOMEM / -EIO. */
+int report_write(FILE *out, const struct analysis *a);
 int report_text(FILE *out, const struct analysis *a);
 int report_json(FILE *out, const struct analysis *a);
 /* One finding as a JSON object (report_finding.c); NULL on ENOMEM. */
 struct json_t;
 struct json_t *report_finding_json(const struct analysis *a, const struct finding *f);
+
+/* A call as reports name it (callinfo.c): "call 17 tools/call fetch_url (id 17)"; and the
+ * attribution of a finding: "call 17 ... by window", "ambiguous: ...", "ambient". */
+struct strbuf;
+void callinfo_name(struct strbuf *sb, const struct call *c);
+void callinfo_attr(struct strbuf *sb, const struct callset *cs, const struct attribution *a,
+		   const char *matched);
+/* {"index", "id", "method", "tool", "arguments_digest", ...} of a call; NULL on ENOMEM. */
+struct json_t *callinfo_ref_json(const struct call *c);
+/* {"rule", "call", "candidates", "bucket", "matched"} of an attribution; NULL on ENOMEM. */
+struct json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a,
+				  const char *matched);
+/* Everything a report says of one call (no events); NULL on ENOMEM. */
+struct json_t *callinfo_call_json(const struct call *c);
+/* The channel notes as an array of strings. */
+struct json_t *callinfo_notes_json(const struct callset *cs);
+/* "ok", "isError", "error -32602", "no response" */
+const char *callinfo_status(const struct call *c, char *buf, size_t len);
+/* "no response, request damaged" (the CI_* reasons), "" when complete. */
+void callinfo_incomplete(struct strbuf *sb, unsigned incomplete);
 
 /* The verdict as reports state it: "VALID_COMPLETE", ..., or "NOT VERIFIED (--no-verify)". */
 const char *analysis_verdict(const struct analysis *a);

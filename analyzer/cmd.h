@@ -40,8 +40,14 @@ int cmd_load_pubkey(const char *path, struct mcpt_pubkey *key);
 
 int do_keygen(int argc, char **argv);
 int do_verify(int argc, char **argv);
+int do_export(int argc, char **argv);
 int do_dump(int argc, char **argv);
 int do_analyze(int argc, char **argv);
 int do_policy(int argc, char **argv);
+int do_calls(int argc, char **argv);
+
+#include <stdint.h>
+/* --cancel-grace MS into *ns; returns -1 when good, else the usage exit code (reported). */
+int cmd_parse_grace(const char *verb, const char *arg, uint64_t *ns);
 
 #endif /* MW_CMD_H */

@@ -21,7 +21,14 @@ static void usage(FILE *out)
 	      "  --no-verify           read the trace without checking its seals\n"
 	      "  --allow-incomplete    accept a trace without FINAL seal or with a torn tail\n"
 	      "  --allow-unsigned      accept a trace whose header declares no signer\n"
+	      "  --verify-before-release\n"
+	      "                        analyze a segment only once its seal verified (for a\n"
+	      "                        live pipe: nothing provisional reaches the findings)\n"
 	      "  --max-per-rule N      findings kept per rule (default 1000; all are counted)\n"
+	      "  --cancel-grace MS     how long a cancelled request's window stays open after\n"
+	      "                        notifications/cancelled (default 1000)\n"
+	      "Every finding names the call it belongs to and the rule that attributed it\n"
+	      "(lineage, window, evidence, ambiguous) or its bucket (startup, ambient, shutdown).\n"
 	      "TRACE may be - (standard input). Exit: 0 fine, 1 findings at or above --fail-on,\n"
 	      "2 usage or input error, 3 verification failed or trace incomplete.\n",
 	      out);
@@ -34,6 +41,8 @@ enum {
 	OPT_ALLOW_INCOMPLETE,
 	OPT_ALLOW_UNSIGNED,
 	OPT_MAX_PER_RULE,
+	OPT_CANCEL_GRACE,
+	OPT_VERIFY_BEFORE_RELEASE,
 };
 
 static const struct option opts[] = {
@@ -46,6 +55,8 @@ static const struct option opts[] = {
 	{"allow-incomplete", no_argument, NULL, OPT_ALLOW_INCOMPLETE},
 	{"allow-unsigned", no_argument, NULL, OPT_ALLOW_UNSIGNED},
 	{"max-per-rule", required_argument, NULL, OPT_MAX_PER_RULE},
+	{"cancel-grace", required_argument, NULL, OPT_CANCEL_GRACE},
+	{"verify-before-release", no_argument, NULL, OPT_VERIFY_BEFORE_RELEASE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -72,11 +83,13 @@ static int parse_one(struct analyze_opts *o, int opt, char **argv)
 	case OPT_SET:
 		return push_arg(&o->sets, &o->n_sets, optarg) ? MW_EXIT_USAGE : -1;
 	case 'f':
-		if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-			return cmd_usage_error("analyze", "unknown format \"%s\" (text, json)",
-					       optarg);
-		o->format = strcmp(optarg, "json") ? FORMAT_TEXT : FORMAT_JSON;
-		return -1;
+		for (int f = 0; f < FORMAT_COUNT; f++) {
+			if (strcmp(optarg, report_format_names[f]) == 0) {
+				o->format = (enum report_format)f;
+				return -1;
+			}
+		}
+		return cmd_usage_error("analyze", "unknown format \"%s\" (text, json)", optarg);
 	case 'k':
 		o->pubkey = optarg;
 		return -1;
@@ -96,11 +109,16 @@ static int parse_one(struct analyze_opts *o, int opt, char **argv)
 	case OPT_ALLOW_UNSIGNED:
 		o->allow_unsigned = true;
 		return -1;
+	case OPT_VERIFY_BEFORE_RELEASE:
+		o->verify_before_release = true;
+		return -1;
 	case OPT_MAX_PER_RULE:
 		o->max_per_rule = strtoul(optarg, &end, 10);
 		if (*end || !*optarg || o->max_per_rule == 0)
 			return cmd_usage_error("analyze", "bad --max-per-rule \"%s\"", optarg);
 		return -1;
+	case OPT_CANCEL_GRACE:
+		return cmd_parse_grace("analyze", optarg, &o->cancel_grace_ns);
 	case 'h':
 		usage(stdout);
 		return MW_EXIT_OK;
@@ -116,6 +134,9 @@ int do_analyze(int argc, char **argv)
 
 	while (code < 0 && (opt = getopt_long(argc, argv, ":p:f:k:h", opts, NULL)) != -1)
 		code = parse_one(&o, opt, argv);
+	if (code < 0 && o.no_verify && o.verify_before_release)
+		code = cmd_usage_error(
+			"analyze", "--verify-before-release needs verification (not --no-verify)");
 	if (code < 0 && optind != argc - 1)
 		code = cmd_usage_error("analyze",
 				       optind >= argc ? "missing TRACE" : "more than one TRACE");

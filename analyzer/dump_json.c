@@ -117,6 +117,9 @@ static int header_json(json_t *o, const Mcpt__Header *h)
 	if (!err && h->collector) {
 		err = put_str(o, "collector", h->collector->name);
 		err = err ?: put_str(o, "collector_version", h->collector->version);
+		err = err ?: json_put(o, "collector_pid", json_integer(h->collector->pid));
+		err = err ?: json_put(o, "collector_notes",
+				      argv_list(h->collector->notes, h->collector->n_notes));
 	}
 	if (!err && h->target)
 		err = target_json(o, h->target);
@@ -161,6 +164,10 @@ static int event_extra(json_t *o, const struct ev_view *v)
 	}
 	if (!err && v->payload.n)
 		err = json_put(o, "payload", json_bytes(v->payload.p, v->payload.n));
+	/* DATA that no decoder above shows (a task name, memfd name, fs type, module
+	 * parameters, gids, capability sets): its bytes, escaped */
+	if (!err && !v->has_addr && v->op != MCPT__OP__OP_EXEC && v->raw->data.len)
+		err = put_bin(o, "data", &v->raw->data);
 	if (!err && v->op == MCPT__OP__OP_EXEC)
 		err = json_put(o, "argv", argv_bytes(&v->argv));
 	if (!err && v->op == MCPT__OP__OP_FORK)
@@ -231,8 +238,9 @@ static int mark_json(json_t *o, const Mcpt__Mark *m)
 
 static int stdio_json(json_t *o, const Mcpt__StdioFrame *s)
 {
-	int err = json_put(o, "ts", json_u64(s->ts));
+	int err = json_put(o, "seq", json_u64(s->seq));
 
+	err = err ?: json_put(o, "ts", json_u64(s->ts));
 	err = err ?: json_put(o, "pid", json_integer(s->pid));
 	err = err ?: json_put(o, "tid", json_integer(s->tid));
 	err = err ?: json_put(o, "fd", json_integer(s->fd));

@@ -79,14 +79,23 @@ static void header_target(struct strbuf *sb, const Mcpt__Target *t)
 	put_argv_list(sb, t->argv, t->n_argv);
 }
 
+/* key=value for a protobuf string (unquoted: these are names this project defines, but the
+ * bytes come from the file, so they are escaped like any other). */
+static void put_str(struct strbuf *sb, const char *key, const char *s)
+{
+	strbuf_printf(sb, " %s=", key);
+	if (s)
+		strbuf_escape(sb, (const uint8_t *)s, strlen(s), 0);
+}
+
 static void header_text(struct strbuf *sb, const Mcpt__Header *h)
 {
 	char wall[48];
 
 	strbuf_puts(sb, " trace=");
 	trace_hex(sb, &h->trace_id);
-	strbuf_printf(sb, " format=%u.%u schema=%s", h->format_major, h->format_minor,
-		      h->schema_id ? h->schema_id : "");
+	strbuf_printf(sb, " format=%u.%u", h->format_major, h->format_minor);
+	put_str(sb, "schema", h->schema_id);
 	if (h->signer) {
 		strbuf_puts(sb, " key=");
 		trace_key_id(sb, &h->signer->key_id);
@@ -117,11 +126,13 @@ static void header_text(struct strbuf *sb, const Mcpt__Header *h)
 		      h->event_clock == MCPT__CLOCK_ID__CLOCK_MONOTONIC ? "monotonic" : "boottime");
 	if (h->clock && trace_wallclock(h, h->clock->boottime_before_ns, wall, sizeof(wall)))
 		strbuf_printf(sb, " started=%s", wall);
-	if (h->collector)
-		strbuf_printf(sb, "\n  collector name=%s version=%s pid=%u stdio=%s",
-			      h->collector->name ? h->collector->name : "",
-			      h->collector->version ? h->collector->version : "", h->collector->pid,
-			      h->collector->stdio_capture ? h->collector->stdio_capture : "");
+	if (h->collector) {
+		strbuf_puts(sb, "\n  collector");
+		put_str(sb, "name", h->collector->name);
+		put_str(sb, "version", h->collector->version);
+		strbuf_printf(sb, " pid=%u", h->collector->pid);
+		put_str(sb, "stdio", h->collector->stdio_capture);
+	}
 	if (h->target)
 		header_target(sb, h->target);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attribute.h"
 #include "engine.h"
 #include "events.h"
 
@@ -25,6 +26,7 @@ struct engine {
 	struct held *held; /* few: one per thread with a blocking syscall in flight */
 	size_t n_held, cap_held;
 	uint8_t *memo; /* per-event macro results */
+	struct callmodel *cm;
 };
 
 struct engine *engine__new(const struct policy *p, size_t max_per_rule)
@@ -57,6 +59,11 @@ void engine__free(struct engine *e)
 	free(e);
 }
 
+void engine__set_model(struct engine *e, struct callmodel *cm)
+{
+	e->cm = cm;
+}
+
 int engine__set_header(struct engine *e, const Mcpt__Header *h)
 {
 	const Mcpt__Target *t = h ? h->target : NULL;
@@ -72,10 +79,16 @@ static int evaluate(struct engine *e, const struct ev_view *v, uint64_t index, b
 {
 	struct proc *p = proctree__get(e->pt, v->pid, v->pstart);
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo};
+	struct attribution attr;
 	int exc, err;
 
 	if (!p)
 		return -ENOMEM;
+	if (e->cm) {
+		callmodel__attribute(e->cm, v, &attr);
+		s.attr = &attr;
+		s.calls = callmodel__calls(e->cm);
+	}
 	memset(e->memo, 0, e->pol->n_macros);
 	/* before its first exec, the server process is still the collector's launcher */
 	s.launch = launch || (p->is_target && p->launching && p->execs == 0);

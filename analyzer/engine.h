@@ -35,6 +35,11 @@ struct engine;
 struct engine *engine__new(const struct policy *p, size_t max_per_rule);
 void engine__free(struct engine *e);
 
+struct callmodel;
+/* Attributes every event with cm (resolved after pass 1; must outlive the engine) before it is
+ * evaluated. Without it, events carry no call. */
+void engine__set_model(struct engine *e, struct callmodel *cm);
+
 /* Seeds the process table with the server of the header. Returns 0 or -ENOMEM. */
 int engine__set_header(struct engine *e, const Mcpt__Header *h);
 

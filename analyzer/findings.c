@@ -25,6 +25,7 @@ static void finding_fini(struct finding *f)
 	free(f->path_arg);
 	free(f->opened_path);
 	free(f->addr);
+	free(f->matched);
 	free(f->exe);
 	for (size_t i = 0; i < f->argc; i++)
 		free(f->argv[i]);
@@ -215,6 +216,13 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	f->err = v->err;
 	f->ret = v->ret;
 	f->flags = v->flags;
+	if (s->attr) {
+		f->has_attr = true;
+		f->attr = *s->attr;
+		f->attr.matched = NULL;
+		if (s->attr->matched && !(f->matched = strdup(s->attr->matched)))
+			err = -ENOMEM;
+	}
 	err = err ?: fill_lineage(f, p, pt);
 	if (!err && !(f->message = render_message(f->rule->message, f)))
 		err = -ENOMEM;
@@ -262,10 +270,14 @@ static int cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
+/* (call, sequence, record, rule id): findings of one call together, in call order; findings
+ * outside every call between the calls they happened between. */
 static int cmp_stream(const void *pa, const void *pb)
 {
 	const struct finding *a = pa, *b = pb;
-	int c = cmp_u64(a->seq, b->seq);
+	int c = cmp_u64(a->has_attr ? a->attr.order : 0, b->has_attr ? b->attr.order : 0);
+
+	c = c ?: cmp_u64(a->seq, b->seq);
 
 	c = c ?: cmp_u64(a->index, b->index);
 	return c ?: strcmp(a->rule->id, b->rule->id);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attribute.h"
 #include "event.h"
 #include "policy.h"
 #include "proctree.h"
@@ -47,6 +48,9 @@ struct finding {
 	size_t n_lineage;
 	bool lineage_truncated;
 	bool unproven; /* the record lies after the last verified seal */
+	bool has_attr;	/* attributed (a call model was given) */
+	struct attribution attr; /* where it belongs; attr.matched is copied into matched */
+	char *matched;
 };
 
 struct findings {
@@ -71,8 +75,8 @@ int findings_add(struct findings *fs, const struct pol_rule *rule, size_t rule_i
 		 const struct proc *p, const struct proctree *pt);
 
 enum findings_order {
-	ORDER_SEQUENCE, /* (sequence, record index, rule id): stream order */
-	ORDER_SEVERITY, /* most severe first, then stream order */
+	ORDER_SEQUENCE, /* (call, sequence, record index, rule id): call order, then stream order */
+	ORDER_SEVERITY, /* most severe first, then as ORDER_SEQUENCE */
 };
 void findings_sort(struct findings *fs, enum findings_order order);
 

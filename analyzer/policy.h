@@ -151,9 +151,15 @@ struct policy {
 	size_t n_rules;
 };
 
-/* What a condition is evaluated against: the event and the process that did it. */
+struct attribution;
+struct callset;
+
+/* What a condition is evaluated against: the event, the process that did it, the call it was
+ * attributed to. */
 struct eval_subject {
 	const struct ev_view *ev;
+	const struct attribution *attr; /* NULL: no call model (every call field is false) */
+	const struct callset *calls;
 	struct ev_bytes exe;  /* executable of the process (after an exec: the new one) */
 	struct ev_bytes argv; /* its argv joined by single spaces */
 	bool launch;	      /* this exec started the monitored server itself */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attribute.h"
 #include "events.h"
 #include "glob.h"
 #include "policy.h"
@@ -27,6 +28,8 @@ enum vkind {
 	VK_BOOL,
 	VK_CIDR,
 	VK_PORT,
+	VK_BUCKET,
+	VK_ATTRIBUTION,
 };
 
 enum field_id {
@@ -47,6 +50,11 @@ enum field_id {
 	F_TRUNCATED,
 	F_UNRESOLVED,
 	F_TAMPERED,
+	F_TOOL,
+	F_METHOD,
+	F_ARGUMENTS,
+	F_BUCKET,
+	F_ATTRIBUTION,
 };
 
 struct field_desc {
@@ -73,6 +81,11 @@ static const struct field_desc fields[] = {
 	{"truncated", F_TRUNCATED, VK_BOOL},
 	{"unresolved", F_UNRESOLVED, VK_BOOL},
 	{"tampered", F_TAMPERED, VK_BOOL},
+	{"tool", F_TOOL, VK_GLOB_TEXT},
+	{"method", F_METHOD, VK_GLOB_TEXT},
+	{"arguments", F_ARGUMENTS, VK_GLOB_TEXT},
+	{"bucket", F_BUCKET, VK_BUCKET},
+	{"attribution", F_ATTRIBUTION, VK_ATTRIBUTION},
 };
 
 static const char *const af_names[] = {
@@ -85,7 +98,8 @@ static const char *const af_names[] = {
 static const char *const key_names[] = {
 	"all",	       "any",	 "not",	      "macro",	    "family",	"op", "path",	"path_arg",
 	"opened_path", "exe",	 "argv",      "addr",	    "port",	"af", "result", "errno",
-	"write",       "launch", "truncated", "unresolved", "tampered", NULL,
+	"write",       "launch", "truncated", "unresolved", "tampered", "tool",
+	"method",      "arguments", "bucket",  "attribution", NULL,
 };
 
 const char *const *field_key_names(void)
@@ -294,6 +308,16 @@ static void compile_scalar(struct fcomp *fc, const struct pol_value *pv, struct 
 		if (parse_port_range(pv->str, &fv->lo, &fv->hi))
 			value_error(fc, pv, "bad port or port range (0..65535, \"LO-HI\")");
 		return;
+	case VK_BUCKET:
+		if ((v = attr_bucket_by_name(pv->str)) < 0)
+			value_error(fc, pv, "unknown bucket (startup, ambient, shutdown)");
+		break;
+	case VK_ATTRIBUTION:
+		if ((v = attr_rule_by_name(pv->str)) < 0)
+			value_error(fc, pv,
+				    "unknown attribution (lineage, window, evidence, ambiguous, "
+				    "bucket)");
+		break;
 	default:
 		return;
 	}
@@ -483,6 +507,41 @@ static int af_of(const struct ev_view *ev)
 	}
 }
 
+/* A text of the call(s) an event belongs to: an ambiguous event matches only when every
+ * candidate does (the value is then certain); an event outside every call never matches. */
+static const char *call_text(const struct call *c, enum field_id id)
+{
+	if (!c)
+		return NULL;
+	if (id == F_TOOL)
+		return c->tool;
+	if (id == F_METHOD)
+		return c->method;
+	return c->args_full;
+}
+
+static bool match_text(const struct field_test *t, const char *s)
+{
+	return s && match_bytes(t, (struct ev_bytes){(const uint8_t *)s, strlen(s)});
+}
+
+static bool match_call(const struct field_test *t, const struct eval_subject *s)
+{
+	const struct attribution *a = s->attr;
+
+	if (!a || !s->calls)
+		return false;
+	if (a->rule == ATTR_AMBIGUOUS) {
+		if (a->n_cand < a->n_cand_total || !a->n_cand)
+			return false;
+		for (size_t i = 0; i < a->n_cand; i++)
+			if (!match_text(t, call_text(callset__get(s->calls, a->cand[i]), t->f->id)))
+				return false;
+		return true;
+	}
+	return a->call && match_text(t, call_text(callset__get(s->calls, a->call), t->f->id));
+}
+
 #define TRUNC_BITS ((1u << MW_SLOTS) - 1)
 #define UNRES_BITS (TRUNC_BITS << 8)
 
@@ -525,6 +584,14 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return match_int(t, (ev->flags & UNRES_BITS) != 0);
 	case F_TAMPERED:
 		return match_int(t, (ev->flags & MW_F_TAMPERED) != 0);
+	case F_TOOL:
+	case F_METHOD:
+	case F_ARGUMENTS:
+		return match_call(t, s);
+	case F_BUCKET:
+		return s->attr && s->attr->rule == ATTR_BUCKET && match_int(t, s->attr->bucket);
+	case F_ATTRIBUTION:
+		return s->attr && match_int(t, s->attr->rule);
 	}
 	return false;
 }

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "replay.h"
-#include "strbuf.h"
 
 #define ARENA_SLACK  (64u << 10)
 #define ARENA_FACTOR 8
@@ -224,16 +223,5 @@ bool replay_damaged(const struct mcpt_report *rep)
 
 const char *replay_message(const struct mcpt_report *rep, char out[REPLAY_MESSAGE_MAX])
 {
-	struct strbuf sb = STRBUF_INIT;
-	size_t n = strnlen(rep->message, sizeof(rep->message));
-
-	strbuf_escape(&sb, (const uint8_t *)rep->message, n, 0);
-	snprintf(out, REPLAY_MESSAGE_MAX, "%s", strbuf_str(&sb) ? strbuf_str(&sb) : "?");
-	strbuf_fini(&sb);
-	/* a cut in the middle of a UTF-8 sequence would make it invalid again */
-	for (n = strlen(out); n && ((uint8_t)out[n - 1] & 0xc0) == 0x80; n--)
-		;
-	if (n && (uint8_t)out[n - 1] >= 0xc0)
-		out[n - 1] = '\0';
-	return out;
+	return mcpt_sanitize(out, REPLAY_MESSAGE_MAX, rep->message);
 }

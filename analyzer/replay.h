@@ -57,8 +57,9 @@ uint64_t replay__malformed(const struct replay *r); /* records that did not unpa
 bool replay_damaged(const struct mcpt_report *rep);
 
 #define REPLAY_MESSAGE_MAX 1024
-/* The report's one-line message, escaped (it may quote bytes of the trace, e.g. a header
- * field): safe for a terminal, valid UTF-8 for JSON. Returns out. */
+/* The report's one-line message, sanitized (mcpt_sanitize: the library escapes trace bytes
+ * it quotes at the source, this is the guard at the sink): printable ASCII, safe for a terminal
+ * and for JSON. Returns out. */
 const char *replay_message(const struct mcpt_report *rep, char out[REPLAY_MESSAGE_MAX]);
 
 #endif /* MW_REPLAY_H */

@@ -68,13 +68,17 @@ json_t *report_finding_json(const struct analysis *a, const struct finding *f)
 	const struct pol_rule *r = f->rule;
 	char wall[48];
 
-	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "rule", r->id,
+	json_t *call = f->has_attr && a->cm
+			       ? callinfo_attr_json(callmodel__calls(a->cm), &f->attr, f->matched)
+			       : json_null();
+
+	return json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:b,s:o,s:o,s:o}", "rule", r->id,
 			 "severity", severity_name(r->severity), "category", r->category, "tags",
 			 str_array(r->tags, r->n_tags), "message", f->message, "description",
 			 r->description, "record", json_u64(f->index), "seq", json_u64(f->seq),
 			 "ts", json_u64(f->ts), "time",
 			 trace_wallclock(a->hdr, f->ts, wall, sizeof(wall)) ? json_string(wall)
 									    : json_null(),
-			 "unproven", f->unproven, "evidence", evidence_json(f), "process",
-			 process_json(f));
+			 "unproven", f->unproven, "call", call, "evidence", evidence_json(f),
+			 "process", process_json(f));
 }

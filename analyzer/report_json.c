@@ -34,22 +34,26 @@ static json_t *key_id_str(const uint8_t id[MCPT_KEY_ID_LEN])
 static json_t *trace_json(const struct analysis *a)
 {
 	const struct mcpt_report *rep = a->rep;
-	char msg[REPLAY_MESSAGE_MAX];
+	struct verdict_view v;
 	json_t *t = json_object();
 	int err;
 
 	if (!t)
 		return NULL;
+	analysis_verdict_view(a, &v);
 	err = json_put(t, "id",
 		       a->hdr ? hex_str(a->hdr->trace_id.data, a->hdr->trace_id.len) : json_null());
-	err = err ?: json_put(t, "verdict", json_string(analysis_verdict(a)));
-	err = err ?: json_put(t, "code", json_string(mcpt_code_name(rep->code)));
-	err = err ?: json_put(t, "message", json_string(replay_message(rep, msg)));
+	err = err ?: json_put(t, "verdict", json_string(v.verdict));
+	err = err ?: json_put(t, "code", json_string(v.code));
+	err = err ?: json_put(t, "message", json_string(v.message));
 	err = err ?: json_put(t, "signatures_checked", json_boolean(a->verified));
 	err = err ?: json_put(t, "key_id", key_id_str(rep->key_id));
-	err = err ?: json_put(t, "records", json_u64(rep->records));
-	err = err ?: json_put(t, "verified_through_record", json_u64(rep->verified_through_record));
-	err = err ?: json_put(t, "final_seal", json_boolean(rep->final));
+	err = err ?: json_put(t, "records", json_u64(v.records));
+	err = err ?: json_put(t, "verified_through_record", json_u64(v.verified_through_record));
+	err = err ?: json_put(t, "final_seal", json_boolean(v.final));
+	err = err ?: json_put(t, "verify_before_release", json_boolean(v.released_verified_only));
+	if (v.released_verified_only)
+		err = err ?: json_put(t, "records_not_released", json_u64(v.not_released));
 	err = err ?: json_put(t, "malformed_records", json_u64(a->malformed));
 	err = err ?: json_put(t, "loss_records", json_u64(a->loss_records));
 	if (err) {
@@ -120,6 +124,20 @@ static json_t *stats_json(const struct analysis *a)
 			 "exceptions_hit", json_u64(a->st->exceptions_hit));
 }
 
+static json_t *calls_json(const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const struct call *c;
+	json_t *arr = json_array();
+
+	for (size_t i = 1; arr && cs && (c = callset__get(cs, i)); i++)
+		if (json_array_append_new(arr, callinfo_call_json(c))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 int report_json(FILE *out, const struct analysis *a)
 {
 	json_t *doc = json_object(), *arr = json_array();
@@ -137,6 +155,9 @@ int report_json(FILE *out, const struct analysis *a)
 	err = err ?: json_put(doc, "variables", vars_json(a->vars));
 	err = err ?: json_put(doc, "stats", stats_json(a));
 	err = err ?: json_put(doc, "summary", summary_json(a->fs));
+	err = err ?: json_put(doc, "calls", calls_json(a));
+	err = err ?: json_put(doc, "channel_notes",
+			      a->cm ? callinfo_notes_json(callmodel__calls(a->cm)) : json_array());
 	if (!err) {
 		err = json_put(doc, "findings", arr);
 		arr = NULL;

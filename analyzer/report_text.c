@@ -14,11 +14,17 @@
 
 static void head_trace(struct strbuf *sb, const struct analysis *a)
 {
-	char msg[REPLAY_MESSAGE_MAX];
+	struct verdict_view v;
 
-	strbuf_printf(sb, "verification: %s", analysis_verdict(a));
-	if (a->rep->message[0])
-		strbuf_printf(sb, ": %s", replay_message(a->rep, msg));
+	analysis_verdict_view(a, &v);
+	strbuf_printf(sb, "verification: %s", v.verdict);
+	if (v.message[0])
+		strbuf_printf(sb, ": %s", v.message);
+	if (v.released_verified_only)
+		strbuf_printf(sb,
+			      "\nreleased: only records whose seal verified were analyzed "
+			      "(--verify-before-release); %llu not released",
+			      (unsigned long long)v.not_released);
 	strbuf_puts(sb, "\ntrace: ");
 	if (a->hdr)
 		trace_hex(sb, &a->hdr->trace_id);
@@ -64,7 +70,40 @@ static void head_server(struct strbuf *sb, const struct analysis *a)
 	if (a->loss_records)
 		strbuf_printf(sb, ", %llu loss record%s: events are missing",
 			      (unsigned long long)a->loss_records, a->loss_records == 1 ? "" : "s");
-	strbuf_puts(sb, "\n\n");
+	strbuf_putc(sb, '\n');
+}
+
+/* The calls in one line, then the incomplete ones and what could not be read on the channel. */
+static void head_calls(struct strbuf *sb, const struct analysis *a)
+{
+	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const struct call_note *n;
+	const struct call *c;
+	size_t incomplete = 0;
+
+	if (!cs) {
+		strbuf_putc(sb, '\n');
+		return;
+	}
+	for (size_t i = 1; (c = callset__get(cs, i)); i++)
+		incomplete += c->incomplete != 0;
+	strbuf_printf(sb, "calls: %zu, %zu incomplete; channel notes: %llu\n", callset__count(cs),
+		      incomplete, (unsigned long long)callset__notes_total(cs));
+	for (size_t i = 1; (c = callset__get(cs, i)); i++) {
+		if (!c->incomplete && !c->mark_disagrees)
+			continue;
+		strbuf_puts(sb, "  incomplete: ");
+		callinfo_name(sb, c);
+		strbuf_puts(sb, ": ");
+		callinfo_incomplete(sb, c->incomplete);
+		strbuf_puts(sb, c->mark_disagrees ? (c->incomplete ? ", disagrees with its marks"
+								   : "disagrees with its marks")
+						  : "");
+		strbuf_putc(sb, '\n');
+	}
+	for (size_t i = 0; (n = callset__note_at(cs, i)); i++)
+		strbuf_printf(sb, "  channel: %s\n", n->text);
+	strbuf_putc(sb, '\n');
 }
 
 /* Finding strings are escaped already (backslashes doubled); between double quotes in text,
@@ -112,6 +151,18 @@ static void finding_process(struct strbuf *sb, const struct finding *f)
 	strbuf_puts(sb, f->lineage_truncated ? " < ?\n" : " (server)\n");
 }
 
+/* "call: call 17 tools/call fetch_url (id 17) by window" and the call's arguments. */
+static void finding_call(struct strbuf *sb, const struct callset *cs, const struct finding *f)
+{
+	const struct call *c = f->attr.call ? callset__get(cs, f->attr.call) : NULL;
+
+	strbuf_puts(sb, "  call: ");
+	callinfo_attr(sb, cs, &f->attr, f->matched);
+	strbuf_putc(sb, '\n');
+	if (c && c->args)
+		strbuf_printf(sb, "  arguments: %s (digest %s)\n", c->args, c->digest);
+}
+
 static void finding_text(struct strbuf *sb, const struct analysis *a, const struct finding *f)
 {
 	const struct pol_rule *r = f->rule;
@@ -119,6 +170,8 @@ static void finding_text(struct strbuf *sb, const struct analysis *a, const stru
 
 	strbuf_printf(sb, "[%s] %s: %s%s\n", severity_name(r->severity), r->id, f->message,
 		      f->unproven ? " [unproven: after the last verified seal]" : "");
+	if (f->has_attr && a->cm)
+		finding_call(sb, callmodel__calls(a->cm), f);
 	strbuf_printf(sb, "  rule: %s (category %s", r->description, r->category);
 	for (size_t i = 0; i < r->n_tags; i++)
 		strbuf_printf(sb, "%s%s", i ? ", " : "; tags ", r->tags[i]);
@@ -155,6 +208,7 @@ int report_text(FILE *out, const struct analysis *a)
 
 	head_trace(&sb, a);
 	head_server(&sb, a);
+	head_calls(&sb, a);
 	for (size_t i = 0; i < a->fs->n; i++)
 		finding_text(&sb, a, &a->fs->v[i]);
 	summary(&sb, a);

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "mcpt.h"
@@ -64,6 +65,37 @@ bool trace_wallclock(const Mcpt__Header *h, uint64_t ts, char *buf, size_t len)
 	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%09dZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall % 1000000000));
 	return true;
+}
+
+static void quoted(struct strbuf *sb, const char *pre, const void *p, size_t n)
+{
+	strbuf_printf(sb, "%s\"", pre);
+	strbuf_escape(sb, p, n, ESC_QUOTE);
+	strbuf_putc(sb, '"');
+}
+
+void trace_provenance(struct strbuf *sb, const Mcpt__Header *h)
+{
+	const Mcpt__Host *host = h ? h->host : NULL;
+	const Mcpt__Collector *c = h ? h->collector : NULL;
+
+	if (host) {
+		quoted(sb, "  host     ", host->hostname.data, host->hostname.len);
+		if (host->os_id.len) {
+			quoted(sb, " os ", host->os_id.data, host->os_id.len);
+			quoted(sb, " ", host->os_version.data, host->os_version.len);
+		}
+		if (host->machine_id.len) {
+			strbuf_puts(sb, " machine-id ");
+			trace_hex(sb, &host->machine_id);
+		}
+		strbuf_putc(sb, '\n');
+	}
+	if (c) {
+		quoted(sb, "  collector ", c->name, strlen(c->name));
+		quoted(sb, " ", c->version, strlen(c->version));
+		strbuf_putc(sb, '\n');
+	}
 }
 
 json_t *json_u64(uint64_t v)

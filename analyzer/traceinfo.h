@@ -30,6 +30,12 @@ bool trace_wallclock(const Mcpt__Header *h, uint64_t ts, char *buf, size_t len);
 
 /* JSON integer, or a decimal string for values above INT64_MAX (JSON integers are int64 in
  * jansson; a hostile trace must not make them negative). */
+/* Where a trace comes from, for verify's text report: "  host     \"NAME\" os \"ID\"
+ * \"VERSION\" machine-id HEX" and "  collector \"NAME\" \"VERSION\"" lines, each ending in a newline;
+ * every string escaped (a crafted hostname cannot reach the terminal raw); missing parts left
+ * out. Nothing for a NULL header. */
+void trace_provenance(struct strbuf *sb, const Mcpt__Header *h);
+
 json_t *json_u64(uint64_t v);
 /* JSON string of escaped bytes (strbuf_escape), never NULL on success; NULL on ENOMEM. */
 json_t *json_bytes(const uint8_t *p, size_t n);

@@ -29,7 +29,7 @@ static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
 	struct mw_chan *c = bpf_map_lookup_elem(&chan, &dir);
 	struct file *f;
 
-	if (!c || !c->enabled)
+	if (!c || !(c->enabled & MW_CHAN_ON))
 		return NULL;
 	f = mw_fd_file(fd);
 	if (!f || BPF_CORE_READ(f, f_inode, i_ino) != c->ino ||
@@ -110,6 +110,25 @@ static __always_inline __u32 mw_cap_span(struct mw_chan *ch, __u16 op, int fd, l
 	return chunks;
 }
 
+/* A read of 0 bytes on the stdin object: the client closed the channel. Reported once, as an
+ * empty LAST frame at the stream's end, so the analyzer knows when shutdown began. */
+static __always_inline void mw_chan_eof(int fd)
+{
+	struct mw_chan *ch = mw_chan_match(fd, MW_CHAN_IN);
+	struct mw_rec r;
+	struct mw_event *e;
+
+	if (!ch || (__sync_fetch_and_or(&ch->enabled, MW_CHAN_EOF) & MW_CHAN_EOF))
+		return;
+	e = mw_rec_begin(&r, MW_OP_STDIO_READ, 0);
+	if (!e)
+		return;
+	e->flags |= MW_F_LAST;
+	e->arg[0] = fd;
+	e->arg[1] = ch->offset;
+	mw_rec_emit(&r);
+}
+
 /* read/write and pread/pwrite: one contiguous buffer. */
 static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 dir)
 {
@@ -118,9 +137,14 @@ static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 di
 	__u64 offset;
 	int fd;
 
-	if (ret <= 0 || !mw_is_tracked())
+	if (ret < 0 || !mw_is_tracked())
 		return 0;
 	fd = (int)mw_arg(regs, 0);
+	if (ret == 0) {
+		if (dir == MW_CHAN_IN)
+			mw_chan_eof(fd);
+		return 0;
+	}
 	ch = mw_chan_match(fd, dir);
 	if (!ch)
 		return 0;
@@ -164,9 +188,14 @@ static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir
 	struct mw_iov_ctx c = { .ret = ret };
 	__u32 iovcnt;
 
-	if (ret <= 0 || !mw_is_tracked())
+	if (ret < 0 || !mw_is_tracked())
 		return 0;
 	c.fd = (int)mw_arg(regs, 0);
+	if (ret == 0) {
+		if (dir == MW_CHAN_IN)
+			mw_chan_eof(c.fd);
+		return 0;
+	}
 	c.ch = mw_chan_match(c.fd, dir);
 	if (!c.ch)
 		return 0;

@@ -21,7 +21,7 @@
 
 /* Bumped whenever struct mw_event or the meaning of a field changes. Compiled into the BPF
  * object (rodata schema_version) and checked by the loader. */
-#define MW_SCHEMA_VERSION 2
+#define MW_SCHEMA_VERSION 4
 
 /* Slot roles. A slot is empty when its length is 0. */
 enum mw_slot {
@@ -53,11 +53,14 @@ enum mw_slot {
 #define MW_F_THREAD	  (1u << 16) /* fork: a thread was created, not a process */
 #define MW_F_UNFINISHED	  (1u << 17) /* syscall still pending when the trace ended */
 #define MW_F_ENTRY	  (1u << 18) /* entry-time record of a syscall that may block */
-#define MW_F_TAMPERED	  (1u << 19) /* what the kernel acted on differs from the argument */
+#define MW_F_TAMPERED	  (1u << 19) /* the argument changed between the kernel reading it at
+					      * entry and the record reading it at exit (opens) */
 #define MW_F_ARGV_ENTRIES (1u << 20) /* argv had more than MW_ARGV_ENTRIES entries */
 #define MW_F_FAULT	  (1u << 21) /* a user pointer could not be read */
 #define MW_F_LAST	  (1u << 22) /* channel: the last chunk of a call */
 #define MW_F_GAP	  (1u << 23) /* channel: bytes of the stream not captured (see arg[2]) */
+#define MW_F_UNCHECKED	  (1u << 24) /* the argument was not readable at entry (its page not yet
+					      * faulted in): a rewrite could not be checked */
 
 /* Operations: one per hooked syscall or kernel hook. Ranges by family so a new member never
  * needs renumbering: process 1..39, file 40..99, network 100..129, injection and privilege
@@ -67,12 +70,15 @@ enum mw_op {
 	/* process (arg[] per op; PATH/ABS a path argument as passed / made absolute) */
 	MW_OP_FORK = 1,	       /* child tgid, child tid, child pstart, clone flags; THREAD flag */
 	MW_OP_EXEC = 2,	       /* old tid, syscall nr; PATH filename as passed, OPENED/dev/ino the
-				* executable, PATH2 interpreter, DATA argv (NUL separated) */
+				* executable, PATH2 interpreter, DATA argv (NUL separated);
+				* UNFINISHED (stashed at entry): syscall nr, dirfd, flags */
 	MW_OP_EXIT = 3,	       /* exit code (wait status encoding), 1 if the whole group died */
 	MW_OP_EXEC_FAILED = 4, /* execve/execveat that failed: dirfd, flags; PATH/ABS */
-	MW_OP_CHDIR = 5,       /* PATH/ABS */
+	MW_OP_CHDIR = 5,       /* PATH/ABS; on success OPENED/dev/ino the new cwd (and ABS, for a
+				* relative PATH, the new cwd: read at exit, after the change) */
 	MW_OP_FCHDIR = 6,      /* fd; OPENED */
-	MW_OP_CHROOT = 7,      /* PATH/ABS */
+	MW_OP_CHROOT = 7,      /* as CHDIR, with the new root (its path from the top of the
+				* mount tree) */
 	MW_OP_SETUID = 8,      /* uid */
 	MW_OP_SETGID = 9,      /* gid */
 	MW_OP_SETREUID = 10,   /* ruid, euid */
@@ -148,7 +154,8 @@ enum mw_op {
 	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req) */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
-				  * with GAP: fd, offset, gap length, direction */
+				  * with GAP: fd, offset, gap length, direction; a frame of length
+				  * 0 (no DATA, LAST) is end-of-file on the server's stdin */
 	MW_OP_STDIO_WRITE = 191, /* as READ */
 	MW_OP_STDIO_MOVED = 192, /* GAP: fd, stream offset, length, direction: bytes moved by
 				  * splice/sendfile/copy_file_range without passing through user
@@ -168,8 +175,11 @@ struct mw_chan {
 	__u64 ino;
 	__u64 offset; /* bytes of the stream seen so far: the next stream offset */
 	__u32 head;   /* capture at most this many bytes per call; 0 = all */
-	__u32 enabled;
+	__u32 enabled; /* MW_CHAN_ON, and MW_CHAN_EOF once end-of-file was reported */
 };
+
+#define MW_CHAN_ON  1u
+#define MW_CHAN_EOF 2u
 
 #define MW_CHAN_CHUNKS 128 /* chunks of MW_DATA_MAX captured per call: 2 MiB */
 
@@ -180,14 +190,20 @@ struct mw_chan {
 /* A call that may block (connect, accept, opens), stashed at entry by its sys_enter program and
  * removed at exit: what is left when recording stops is written as unfinished. Keyed by tid in
  * the `inflight` map. */
+#define MW_HEAD_MAX    64     /* bytes of a path argument kept at entry, to catch a rewrite */
+#define MW_HEAD_UNREAD 0xffff /* head_len when the argument could not be read at entry */
+
 struct mw_inflight {
 	__u64 ts;
 	__u64 pstart;
 	__u32 tgid;
 	__u32 tid;
 	__u16 op;
-	__u8 pad[6];
+	__u16 head_len; /* bytes in head[] without the NUL; MW_HEAD_MAX - 1 = maybe longer;
+			 * MW_HEAD_UNREAD: the entry read failed */
+	__u8 pad[4];
 	__u64 arg[4];
+	__u8 head[MW_HEAD_MAX]; /* the path argument as the kernel read it at entry (opens) */
 };
 
 struct mw_event {
@@ -230,7 +246,7 @@ _Static_assert(__builtin_offsetof(struct mw_event, arg) == 56, "mw_event.arg mov
 _Static_assert(__builtin_offsetof(struct mw_event, slen) == 104, "mw_event.slen moved");
 _Static_assert(__builtin_offsetof(struct mw_event, data) == 120, "mw_event.data moved");
 _Static_assert(MW_EVENT_MAX < 65536, "mw_event.size is 16 bits");
-_Static_assert(sizeof(struct mw_inflight) == 64, "mw_inflight layout changed");
+_Static_assert(sizeof(struct mw_inflight) == 128, "mw_inflight layout changed");
 _Static_assert(sizeof(struct mw_chan) == 32, "mw_chan layout changed");
 
 #endif /* MW_EVENTS_H */

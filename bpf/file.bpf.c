@@ -12,11 +12,21 @@
 
 /* ---- opens ---------------------------------------------------------------------------------- */
 
+/* Every open is stashed at entry with the first bytes of its path (see mw_check_rewrite): it may
+ * block (a FIFO), and its argument may be rewritten by another thread while it runs. The exit
+ * checks the argument against the stash before removing it. */
+static __always_inline int mw_open_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					 int a3, int path_i)
+{
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_path(op, regs, a0, a1, a2, a3, (const char *)mw_arg(regs, path_i));
+	return 0;
+}
+
 MW_SYS_ENTER(openat)
 {
-	if (mw_is_tracked())
-		mw_inflight_begin(MW_OP_OPENAT, mw_ctx_regs, MW_INT(0), MW_UINT(2), MW_UINT(3), 0);
-	return 0;
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
 }
 
 MW_SYS_EXIT(openat)
@@ -25,15 +35,14 @@ MW_SYS_EXIT(openat)
 
 	if (!mw_sys_begin(&s, MW_OP_OPENAT, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
+	mw_sys_path1(&s, ret, 0, 1, true);
 	mw_inflight_end();
-	return mw_sys_path1(&s, ret, 0, 1, true);
+	return 0;
 }
 
 MW_SYS_ENTER(open)
 {
-	if (mw_is_tracked())
-		mw_inflight_begin(MW_OP_OPEN, mw_ctx_regs, MW_UINT(1), MW_UINT(2), 0, 0);
-	return 0;
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPEN, MW_UINT(1), MW_UINT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(open)
@@ -42,8 +51,19 @@ MW_SYS_EXIT(open)
 
 	if (!mw_sys_begin(&s, MW_OP_OPEN, ret, MW_UINT(1), MW_UINT(2), 0, 0))
 		return 0;
+	mw_sys_path1(&s, ret, -1, 0, true);
 	mw_inflight_end();
-	return mw_sys_path1(&s, ret, -1, 0, true);
+	return 0;
+}
+
+MW_SYS_ENTER(creat)
+{
+	return mw_open_enter(mw_ctx_regs, MW_OP_CREAT, MW_UINT(1), 0, 0, 0, 0);
+}
+
+MW_SYS_ENTER(openat2)
+{
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT2, MW_INT(0), 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(creat)
@@ -52,7 +72,9 @@ MW_SYS_EXIT(creat)
 
 	if (!mw_sys_begin(&s, MW_OP_CREAT, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, true);
+	mw_sys_path1(&s, ret, -1, 0, true);
+	mw_inflight_end();
+	return 0;
 }
 
 MW_SYS_EXIT(openat2)
@@ -70,7 +92,9 @@ MW_SYS_EXIT(openat2)
 	} else {
 		e->flags |= MW_F_FAULT;
 	}
-	return mw_sys_path1(&s, ret, 0, 1, true);
+	mw_sys_path1(&s, ret, 0, 1, true);
+	mw_inflight_end();
+	return 0;
 }
 
 MW_SYS_EXIT(open_by_handle_at)

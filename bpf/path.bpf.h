@@ -37,6 +37,8 @@ struct mw_walk {
 	struct vfsmount *root_vm;
 	__u32 pos; /* start of the path in scratch->path; the path ends at MW_PATH_MAX */
 	__u32 state;
+	__u32 to_top; /* walk to the top of the mount tree, not to the task's root */
+	__u32 pad;
 };
 
 static __always_inline struct mount *mw_real_mount(struct vfsmount *vm)
@@ -71,7 +73,7 @@ static long mw_walk_step(__u32 i, void *ctx)
 		struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
 
 		if (parent == mnt) { /* a root we are not under: not reachable from the task */
-			w->state = MW_WALK_UNRES;
+			w->state = w->to_top ? MW_WALK_DONE : MW_WALK_UNRES;
 			return 1;
 		}
 		vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
@@ -106,9 +108,12 @@ static long mw_walk_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Walks p (a kernel struct path) against the current task's root. On return the path occupies
- * scratch->path[*start .. MW_PATH_MAX); the result is one of enum mw_walk_state. */
-static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p, __u32 *start)
+/* Walks p (a kernel struct path) against the current task's root, or with to_top up to the top
+ * of the task's mount tree (for what is no longer below its root: a directory just chrooted
+ * into). On return the path occupies scratch->path[*start .. MW_PATH_MAX); the result is one of
+ * enum mw_walk_state. */
+static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path *p,
+					     __u32 *start, bool to_top)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vfsmount *vm = BPF_CORE_READ(p, mnt);
@@ -121,8 +126,11 @@ static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p
 		return MW_WALK_UNRES;
 	w.mnt = mw_real_mount(vm);
 	w.vm_root = BPF_CORE_READ(vm, mnt_root);
-	w.root_d = BPF_CORE_READ(task, fs, root.dentry);
-	w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+	w.to_top = to_top;
+	if (!to_top) {
+		w.root_d = BPF_CORE_READ(task, fs, root.dentry);
+		w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+	}
 	w.pos = MW_PATH_MAX;
 	bpf_loop(MW_WALK_STEPS, mw_walk_step, &w, 0);
 	if (w.state == MW_WALK_RUNNING)
@@ -137,11 +145,17 @@ static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p
 	return w.state;
 }
 
+static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p, __u32 *start)
+{
+	return mw_walk_path_to(r, p, start, false);
+}
+
 /* Appends the walked path of p to slot, or flags the slot truncated / unresolved. */
-static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struct path *p)
+static __always_inline void mw_slot_path_to(struct mw_rec *r, int slot, const struct path *p,
+					    bool to_top)
 {
 	__u32 start = 0;
-	__u32 state = mw_walk_path(r, p, &start);
+	__u32 state = mw_walk_path_to(r, p, &start, to_top);
 
 	if (state == MW_WALK_UNRES) {
 		r->e->flags |= MW_F_UNRES(slot);
@@ -153,6 +167,11 @@ static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struc
 		return;
 	mw_slot_bytes(r, slot, &r->s->path[start & (MW_PATH_MAX - 1)], MW_PATH_MAX - start,
 		      MW_PATH_MAX, false);
+}
+
+static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struct path *p)
+{
+	mw_slot_path_to(r, slot, p, false);
 }
 
 /* The struct file behind fd in the current task, or NULL. */

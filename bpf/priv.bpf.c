@@ -37,9 +37,37 @@ MW_SYS_EXIT(process_vm_writev)
 }
 
 /* Signals: only those aimed outside the caller's own thread group are recorded. */
-static __always_inline bool mw_own_group(int pid)
+extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym __weak;
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+#ifndef bpf_ksym_exists /* libbpf < 1.2 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+/* Whether a signal aimed at id (a pid or tid as the caller names it, in its pid namespace)
+ * stays inside the caller's own process: id is its tgid or the tid of any of its threads
+ * (kill(tid) of a sibling thread signals our own group too). Looked up, not compared with our
+ * own ids only: tkill(sibling) must not read as a signal to another process. */
+static __always_inline bool mw_signal_inside(int id)
 {
-	return pid == (int)(bpf_get_current_pid_tgid() >> 32);
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct task_struct *t;
+	bool inside;
+
+	if (id <= 0) /* a process group, or every process */
+		return false;
+	if (bpf_ksym_exists(bpf_task_from_vpid))
+		t = bpf_task_from_vpid(id); /* 6.13+ */
+	else if (bpf_ksym_exists(bpf_task_from_pid))
+		t = bpf_task_from_pid(id); /* the initial pid namespace's ids */
+	else
+		return id == (int)(bpf_get_current_pid_tgid() >> 32);
+	if (!t) /* no such task: an attempt aimed outside */
+		return false;
+	inside = t->tgid == me->tgid;
+	bpf_task_release(t);
+	return inside;
 }
 
 MW_SYS_EXIT(kill)
@@ -47,7 +75,7 @@ MW_SYS_EXIT(kill)
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, MW_OP_KILL, ret, MW_INT(0), MW_INT(1), 0, 0);
 
-	if (!e || mw_own_group((int)e->arg[0]))
+	if (!e || mw_signal_inside((int)e->arg[0]))
 		return 0;
 	return mw_sys_plain(&s);
 }
@@ -56,24 +84,20 @@ MW_SYS_EXIT(tkill)
 {
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, MW_OP_TKILL, ret, MW_INT(0), MW_INT(1), 0, 0);
-	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (!e)
-		return 0;
-	/* tkill names a thread: skip it when that thread belongs to the caller's process */
-	if ((int)e->arg[0] == (int)(bpf_get_current_pid_tgid() >> 32) ||
-	    (int)e->arg[0] == BPF_CORE_READ(task, pid))
+	if (!e || mw_signal_inside((int)e->arg[0]))
 		return 0;
 	return mw_sys_plain(&s);
 }
 
+/* tgkill(tgid, tid, sig) is delivered only if tid belongs to tgid: tgid decides. */
 MW_SYS_EXIT(tgkill)
 {
 	struct mw_sys s;
 	struct mw_event *e =
 		mw_sys_begin(&s, MW_OP_TGKILL, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0);
 
-	if (!e || mw_own_group((int)e->arg[0]))
+	if (!e || mw_signal_inside((int)e->arg[0]))
 		return 0;
 	return mw_sys_plain(&s);
 }
@@ -84,9 +108,12 @@ MW_SYS_EXIT(mount)
 
 	if (!mw_sys_begin(&s, MW_OP_MOUNT, ret, MW_LONG(3), 0, 0, 0))
 		return 0;
-	mw_slot_str(&s.r, MW_S_PATH, mw_uptr(&s, 0), MW_PATH_MAX, true);
+	/* source and fs type may be NULL (a propagation change, a remount): absent, not a fault */
+	if (mw_uptr(&s, 0))
+		mw_slot_str(&s.r, MW_S_PATH, mw_uptr(&s, 0), MW_PATH_MAX, true);
 	mw_path_arg(&s.r, MW_S_PATH2, MW_S_ABS2, -100, mw_uptr(&s, 1));
-	mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 2), 64, true);
+	if (mw_uptr(&s, 2))
+		mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 2), 64, true);
 	return mw_sys_plain(&s);
 }
 

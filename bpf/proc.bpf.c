@@ -42,7 +42,8 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 		return 0;
 	if (ctgid != ptgid && !mw_track(ctgid, cstart, true))
 		mw_loss(MW_LOSS_TRACK_FULL);
-	e = mw_rec_begin(&r, MW_OP_FORK, ctgid);
+	/* ret is what clone returned to the caller: the new task's id (a thread's tid) */
+	e = mw_rec_begin(&r, MW_OP_FORK, BPF_CORE_READ(child, pid));
 	if (!e)
 		return 0;
 	e->arg[0] = ctgid;
@@ -53,6 +54,19 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 		e->flags |= MW_F_THREAD;
 	mw_rec_emit(&r);
 	return 0;
+}
+
+/* The syscall (execve or execveat) of an exec that has just succeeded, from the stash its
+ * sys_enter program made under the tid it had then (old_pid: a non-leader thread that execs
+ * takes the leader's tid). The saved registers cannot tell: by the time sched_process_exec
+ * fires, this kernel reports orig_ax = execve for an execveat too (as raw sys_exit does). */
+static __always_inline __u64 mw_exec_nr(__u32 old_pid)
+{
+	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &old_pid);
+	__u64 nr = f && f->op == MW_OP_EXEC ? f->arg[0] : 59 /* execve */;
+
+	bpf_map_delete_elem(&inflight, &old_pid);
+	return nr;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -71,7 +85,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *task, pid_t old_pid,
 	if (!e)
 		return 0;
 	e->arg[0] = old_pid;
-	e->arg[1] = mw_syscall_nr(mw_regs()); /* execve or execveat */
+	e->arg[1] = mw_exec_nr(old_pid);
 	filename = BPF_CORE_READ(bprm, filename);
 	interp = BPF_CORE_READ(bprm, interp);
 	file = BPF_CORE_READ(bprm, file);
@@ -121,12 +135,48 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *task, bool group_dea
 
 /* ---- exec attempts that failed (a successful exec is recorded at sched_process_exec) -------- */
 
+/* Exec attempts are stashed at entry: the exec record learns its syscall from the stash, and an
+ * exec still in progress when recording stops (a binary on a hung filesystem) is written as
+ * unfinished: arg[0] the syscall number (x86-64's, as elsewhere here), arg[1] the dirfd, arg[2]
+ * the flags. */
+static __always_inline int mw_exec_enter(struct pt_regs *regs, long nr, int dfd_i, int flags_i)
+{
+	struct mw_inflight f = {};
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+
+	if (!mw_is_tracked())
+		return 0;
+	f.ts = bpf_ktime_get_boot_ns();
+	f.pstart = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_boottime);
+	f.tgid = pid_tgid >> 32;
+	f.tid = tid;
+	f.op = MW_OP_EXEC;
+	f.arg[0] = nr;
+	f.arg[1] = dfd_i >= 0 ? mw_arg_spec(regs, MW_INT(dfd_i)) : (__u64)-100;
+	f.arg[2] = flags_i >= 0 ? mw_arg_spec(regs, MW_UINT(flags_i)) : 0;
+	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
+		mw_loss(MW_LOSS_STASH_FULL);
+	return 0;
+}
+
+MW_SYS_ENTER(execve)
+{
+	return mw_exec_enter(mw_regs(), 59, -1, -1);
+}
+
+MW_SYS_ENTER(execveat)
+{
+	return mw_exec_enter(mw_regs(), 322, 0, 4);
+}
+
 MW_SYS_EXIT(execve)
 {
 	struct mw_sys s;
 
 	if (ret >= 0 || !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ret, 0, 0, 0, 0))
 		return 0;
+	mw_inflight_end();
 	s.r.e->arg[0] = -100; /* AT_FDCWD */
 	return mw_sys_path1(&s, ret, -1, 0, false);
 }
@@ -138,10 +188,37 @@ MW_SYS_EXIT(execveat)
 	if (ret >= 0 ||
 	    !mw_sys_begin(&s, MW_OP_EXEC_FAILED, ret, MW_INT(0), MW_UINT(4), 0, 0))
 		return 0;
+	mw_inflight_end();
 	return mw_sys_path1(&s, ret, 0, 1, false);
 }
 
 /* ---- cwd and root ----------------------------------------------------------------------------- */
+
+/* chdir and chroot at exit: a successful call has already moved the task's cwd (root), so a
+ * relative argument resolved now would be resolved against the new directory (chdir("d") would
+ * read as .../d/d). The directory entered is taken from the task instead: ABS (for a relative
+ * argument) and OPENED with dev/ino are the new cwd, or the new root walked up to the top of
+ * the mount tree (it is no longer below the task's root). A failed call changed nothing and
+ * resolves as usual. */
+static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool root)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct path *dir;
+	__u32 off = s->r.off;
+
+	if (ret != 0)
+		return mw_sys_path1(s, ret, -1, 0, false);
+	dir = root ? __builtin_preserve_access_index(&task->fs->root) :
+		     __builtin_preserve_access_index(&task->fs->pwd);
+	mw_slot_str(&s->r, MW_S_PATH, mw_uptr(s, 0), MW_PATH_MAX, true);
+	if (s->r.e->slen[MW_S_PATH] && s->r.s->event[off & (MW_EVENT_MAX - 1)] != '/')
+		mw_slot_path_to(&s->r, MW_S_ABS, dir, root);
+	mw_slot_path_to(&s->r, MW_S_OPENED, dir, root);
+	s->r.e->arg[MW_A_DEV] = BPF_CORE_READ(dir, dentry, d_sb, s_dev);
+	s->r.e->arg[MW_A_INO] = BPF_CORE_READ(dir, dentry, d_inode, i_ino);
+	mw_rec_emit(&s->r);
+	return 0;
+}
 
 MW_SYS_EXIT(chdir)
 {
@@ -149,7 +226,7 @@ MW_SYS_EXIT(chdir)
 
 	if (!mw_sys_begin(&s, MW_OP_CHDIR, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_dir_change(&s, ret, false);
 }
 
 MW_SYS_EXIT(fchdir)
@@ -167,7 +244,7 @@ MW_SYS_EXIT(chroot)
 
 	if (!mw_sys_begin(&s, MW_OP_CHROOT, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_dir_change(&s, ret, true);
 }
 
 /* ---- credentials -------------------------------------------------------------------------- */

@@ -151,14 +151,19 @@ static __always_inline int mw_iarg(struct mw_sys *s, int i)
 	return (int)mw_arg(s->regs, i);
 }
 
+static __always_inline void mw_check_rewrite(struct mw_rec *r);
+
 /* The common shape: one path argument, optionally relative to a dirfd argument (dfd_i < 0:
- * AT_FDCWD); for a successful open the new fd's file too. */
+ * AT_FDCWD); for an open, a check against the head stashed at entry and, on success, the new
+ * fd's file. */
 static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
 					bool opens)
 {
 	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, path_i));
+	if (opens)
+		mw_check_rewrite(&s->r);
 	if (opens && ret >= 0)
 		mw_fd_path(&s->r, MW_S_OPENED, (int)ret);
 	mw_rec_emit(&s->r);
@@ -193,9 +198,10 @@ static __always_inline int mw_sys_plain(struct mw_sys *s)
 	return 0;
 }
 
-/* In-flight stash of a possibly blocking call, from its sys_enter program. */
-static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, int a0, int a1,
-					      int a2, int a3)
+/* In-flight stash of a possibly blocking call, from its sys_enter program; upath (may be NULL):
+ * a path argument whose first bytes are kept, as the kernel is about to read them. */
+static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int a0, int a1,
+					     int a2, int a3, const char *upath)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -211,8 +217,52 @@ static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, in
 	f.arg[1] = a1 ? mw_arg_spec(regs, a1) : 0;
 	f.arg[2] = a2 ? mw_arg_spec(regs, a2) : 0;
 	f.arg[3] = a3 ? mw_arg_spec(regs, a3) : 0;
+	if (upath) {
+		long n = bpf_probe_read_user_str(f.head, sizeof(f.head), upath);
+
+		/* fails when the string's page is not present yet: the kernel's own read will
+		 * fault it in, ours cannot */
+		f.head_len = n > 0 ? (__u16)(n - 1) : MW_HEAD_UNREAD;
+	}
 	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
 		mw_loss(MW_LOSS_STASH_FULL);
+}
+
+static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, int a0, int a1,
+					      int a2, int a3)
+{
+	mw_inflight_path(op, regs, a0, a1, a2, a3, NULL);
+}
+
+/* The path in slot PATH (the argument read now, at exit) against the head the entry program
+ * kept (what the kernel read): a difference means another thread rewrote the argument while
+ * the call ran, so the path the record shows is not the one the kernel opened. Compares the
+ * first MW_HEAD_MAX - 1 bytes and, for a shorter path, the length. */
+static __always_inline void mw_check_rewrite(struct mw_rec *r)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	__u32 len = r->e->slen[MW_S_PATH], n, i;
+
+	if (!f || (r->e->flags & MW_F_FAULT) || f->op == MW_OP_EXEC)
+		return;
+	if (f->head_len == MW_HEAD_UNREAD) {
+		r->e->flags |= MW_F_UNCHECKED;
+		return;
+	}
+	n = f->head_len < MW_HEAD_MAX - 1 ? f->head_len : MW_HEAD_MAX - 1;
+	if (f->head_len < MW_HEAD_MAX - 1 ? len != f->head_len : len < MW_HEAD_MAX - 1) {
+		r->e->flags |= MW_F_TAMPERED;
+		return;
+	}
+	for (i = 0; i < MW_HEAD_MAX - 1; i++) {
+		if (i >= n)
+			break;
+		if (r->s->event[(MW_EVENT_HDR_SIZE + i) & (MW_EVENT_MAX - 1)] != f->head[i]) {
+			r->e->flags |= MW_F_TAMPERED;
+			return;
+		}
+	}
 }
 
 /* Called by the exit program of a stashed call: the call is no longer pending. */

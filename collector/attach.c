@@ -88,12 +88,24 @@ static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t
 	return added;
 }
 
+int attach_seed_below(struct loader *l, struct attach_proc **v, size_t *n, size_t *cap)
+{
+	int pass, added;
+
+	for (pass = 0; pass < MAX_SCAN_PASSES; pass++) {
+		added = scan_pass(l, v, n, cap);
+		if (added <= 0)
+			return added;
+	}
+	return 0;
+}
+
 int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n)
 {
 	size_t cap = 64;
 	struct attach_proc *v = calloc(cap, sizeof(*v));
 	uint32_t ppid;
-	int err, pass, added;
+	int err;
 
 	if (!v)
 		return -ENOMEM;
@@ -107,13 +119,8 @@ int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n
 	v[0].ppid = ppid;
 	*n = 1;
 	err = loader__track(l, pid);
-	for (pass = 0; !err && pass < MAX_SCAN_PASSES; pass++) {
-		added = scan_pass(l, &v, n, &cap);
-		if (added < 0)
-			err = added;
-		if (added == 0)
-			break;
-	}
+	if (!err)
+		err = attach_seed_below(l, &v, n, &cap);
 	if (err) {
 		p_err("failed to seed the processes below %d: %s", (int)pid, strerror(-err));
 		free(v);

@@ -13,6 +13,7 @@
 
 struct loader;
 struct launch_cred;
+struct invoker;
 
 struct attach_proc {
 	uint32_t pid;
@@ -22,6 +23,25 @@ struct attach_proc {
 /* Checks pid names a live process, tracks it and its descendants. *out (malloc'd, target
  * first) lists what was seeded. 0 or -errno with one line logged. */
 int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n);
+
+/* Adds to the list *v (*n entries, room for *cap; realloc'd) every process below one of them,
+ * in /proc passes until one finds nothing new, tracking each. 0 or -errno. */
+int attach_seed_below(struct loader *l, struct attach_proc **v, size_t *n, size_t *cap);
+
+/* --pgid mode (attach_group.c). The process to watch for the end of the recording: the group's
+ * leader (pid == pgid) while it lives, else the lowest pid still in the group; -ESRCH when the
+ * group is empty. */
+int attach_group_target(pid_t pgid, pid_t *target);
+
+/* Tracks every process of the group pgid and everything below them; *out (malloc'd, target
+ * first) lists what was seeded. 0 or -errno with one line logged. */
+int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
+		      size_t *n);
+
+/* Run through sudo by a user other than root, attaching is allowed only to that user's
+ * processes: a sudoers rule for the collector must not let a user record anyone else's
+ * processes and MCP channel. 0, or -EPERM with one line logged. */
+int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner);
 
 /* The credentials the target runs with, from /proc/PID/status and the password database. */
 int attach_cred(pid_t pid, struct launch_cred *cred);

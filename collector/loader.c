@@ -57,6 +57,24 @@ static void __attribute__((format(printf, 2, 3))) loader_note(struct loader *l, 
 		l->notes[l->n_notes++] = strdup(buf);
 }
 
+/* MCPWITNESS_HIDE_HOOKS=a,b makes the loader treat the tp_btf hooks a and b as missing, so the
+ * path a kernel without them takes (program disabled before load, a note in the trace header
+ * and on stderr, the rest running) can be tested on a kernel that has them. It can only ever
+ * switch a program off, and says so where a real absence would be said. */
+#define HIDE_HOOKS_ENV "MCPWITNESS_HIDE_HOOKS"
+
+static bool hook_hidden(const char *hook)
+{
+	const char *list = getenv(HIDE_HOOKS_ENV), *p;
+	size_t n = strlen(hook);
+
+	for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		if (!strncmp(p, hook, n) && (p[n] == ',' || p[n] == 0))
+			return true;
+	}
+	return false;
+}
+
 /* Whether the hook named by a program's section exists on this kernel. */
 static bool hook_exists(const char *sec, const struct btf *vmlinux)
 {
@@ -70,6 +88,8 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 		return access(path, F_OK) == 0;
 	}
 	if (!strncmp(sec, "tp_btf/", 7)) {
+		if (hook_hidden(sec + 7))
+			return false;
 		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
 		return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
 	}
@@ -140,8 +160,10 @@ static void disable_missing_hooks(struct loader *l)
 		if (take_handler(l, prog) || hook_exists(sec, vmlinux))
 			continue;
 		bpf_program__set_autoload(prog, false);
-		loader_note(l, "program %s disabled: this kernel has no hook %s",
-			    bpf_program__name(prog), sec);
+		loader_note(l, "program %s disabled: this kernel has no hook %s%s",
+			    bpf_program__name(prog), sec,
+			    hook_hidden(strchr(sec, '/') ? strchr(sec, '/') + 1 : sec) ?
+				    " (hidden by " HIDE_HOOKS_ENV ")" : "");
 	}
 	btf__free(vmlinux);
 }
@@ -269,7 +291,7 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 		.dev = encode_to_kdev(dev),
 		.ino = ino,
 		.head = head,
-		.enabled = 1,
+		.enabled = MW_CHAN_ON,
 	};
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.chan), &dir, &c, BPF_ANY))
@@ -342,6 +364,15 @@ int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS])
 			totals[reason] += percpu[cpu];
 	}
 	free(percpu);
+	return 0;
+}
+
+int loader__next_seq(struct loader *l, uint64_t *next)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.seqno), &zero, next))
+		return -errno;
 	return 0;
 }
 

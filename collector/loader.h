@@ -47,6 +47,9 @@ int loader__ring_fd(struct loader *l);
 int loader__drain(struct loader *l);
 /* Sums the per-CPU loss counters into totals (enum mw_loss order). */
 int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS]);
+/* The next sequence number the kernel side will assign: every record numbered before this call
+ * returned, emitted or lost, has a lower one. */
+int loader__next_seq(struct loader *l, uint64_t *next);
 /* Notes about disabled programs, for the trace header and stderr. */
 size_t loader__notes(struct loader *l, const char *const **notes);
 

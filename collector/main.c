@@ -8,6 +8,7 @@
  * recording loop, which needs nothing the sandbox took away.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "attach.h"
 #include "control.h"
 #include "header.h"
+#include "invoker.h"
 #include "launch.h"
 #include "loader.h"
 #include "log.h"
@@ -35,6 +37,7 @@
 struct collector {
 	struct options opts;
 	struct launch_cred cred;
+	struct invoker inv; /* through sudo: the user on whose behalf we record */
 	struct mcpt_signer *signer;
 	struct session session;
 	struct loader *bpf;
@@ -49,9 +52,13 @@ static int open_output(struct collector *c)
 {
 	int fd;
 
-	if (c->opts.output)
-		fd = output_open(c->opts.output, c->cred.gid, &c->out_is_file);
-	else
+	if (c->opts.output) {
+		fd = invoker_fs_begin(&c->inv);
+		if (!fd)
+			fd = output_open(c->opts.output, c->cred.gid, !c->inv.via_sudo,
+					 &c->out_is_file);
+		invoker_fs_end(&c->inv);
+	} else
 		fd = output_adopt(c->opts.output_fd, &c->out_is_file);
 	if (fd < 0)
 		return fd;
@@ -155,7 +162,10 @@ static int attach_server(struct collector *c)
 	err = watch_channel(c, proc);
 	if (err)
 		return err;
-	err = attach_seed(c->bpf, pid, &procs, &n);
+	if (c->opts.attach_pgid)
+		err = attach_seed_group(c->bpf, c->opts.attach_pgid, pid, &procs, &n);
+	else
+		err = attach_seed(c->bpf, pid, &procs, &n);
 	if (err)
 		return err;
 	err = session_watch(&c->session, pid);
@@ -174,10 +184,46 @@ static int attach_server(struct collector *c)
 }
 
 /* Who the server runs (or already ran) as, and whether we hold the privileges for it. */
+/* Through sudo, a user gets a recording of their own server, nothing more (see invoker.h). */
+static int sudo_limits(struct collector *c)
+{
+	struct passwd *pw;
+	char *end;
+	unsigned long id;
+
+	if (!c->inv.via_sudo)
+		return 0;
+	if (c->opts.allow_root) {
+		p_err("--allow-root is refused through sudo: it would run COMMAND as root for uid %u",
+		      (unsigned)c->inv.uid);
+		return -EPERM;
+	}
+	if (!c->opts.user)
+		return 0;
+	pw = getpwnam(c->opts.user);
+	id = pw ? pw->pw_uid : strtoul(c->opts.user, &end, 10);
+	if (pw || (*c->opts.user && !*end)) {
+		if (id == c->inv.uid)
+			return 0;
+	}
+	p_err("--user %s is refused through sudo: uid %u may run COMMAND as itself only",
+	      c->opts.user, (unsigned)c->inv.uid);
+	return -EPERM;
+}
+
 static int check_identity(struct collector *c)
 {
-	int err;
+	int err = invoker_get(&c->inv);
 
+	if (err)
+		return err;
+	if (c->opts.attach_pgid) { /* --pgid: watch its leader, or a member if it has none */
+		err = attach_group_target(c->opts.attach_pgid, &c->opts.attach_pid);
+		if (err) {
+			p_err("--pgid %d: no such process group", (int)c->opts.attach_pgid);
+			return err;
+		}
+	}
 	if (c->opts.attach_pid) {
 		err = attach_cred(c->opts.attach_pid, &c->cred);
 		if (err) {
@@ -185,12 +231,15 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		return privs_check();
+		err = attach_check_invoker(&c->inv, c->opts.attach_pid, c->cred.uid);
+		return err ? err : privs_check();
 	}
-	err = launch_resolve_cred(&c->opts, &c->cred);
-	if (err)
-		return err;
-	return privs_check();
+	err = sudo_limits(c);
+	if (!err)
+		err = launch_resolve_cred(&c->opts, &c->cred);
+	if (!err && c->inv.via_sudo && c->cred.uid != c->inv.uid)
+		err = -EPERM; /* cannot happen after sudo_limits; kept as the invariant */
+	return err ? err : privs_check();
 }
 
 static int open_control(struct collector *c)
@@ -199,9 +248,14 @@ static int open_control(struct collector *c)
 
 	if (!c->opts.control && c->opts.control_fd < 0)
 		return 0;
+	err = invoker_fs_begin(&c->inv);
+	if (err)
+		return err;
 	c->control = control__open(c->opts.control, c->opts.control_fd, c->cred.uid, c->cred.gid);
-	if (!c->control)
-		return -errno;
+	err = c->control ? 0 : -errno;
+	invoker_fs_end(&c->inv);
+	if (err)
+		return err;
 	err = session_add_control(&c->session, c->control);
 	if (err)
 		p_err("failed to watch the control channel: %s", strerror(-err));

@@ -14,22 +14,25 @@
 static const char usage_text[] =
 	"usage: mcpwitness-collect [OPTIONS] -o TRACE -- COMMAND [ARG...]\n"
 	"       mcpwitness-collect [OPTIONS] -o TRACE --pid PID\n"
+	"       mcpwitness-collect [OPTIONS] -o TRACE --pgid PGID\n"
 	"\n"
 	"Runs COMMAND (a stdio MCP server) as the invoking user and records what it and every\n"
 	"process it creates do, as seen by the kernel through eBPF, into a signed trace.\n"
 	"With --pid, records the running process PID, the processes already below it (found\n"
 	"in /proc once, and noted as seeded) and every process it creates from then on, until\n"
 	"PID and its descendants have exited or the collector gets INT, TERM or HUP.\n"
+	"With --pgid, the same for every process of the process group PGID.\n"
 	"COMMAND's stdin, stdout and stderr are passed through untouched; INT, TERM and HUP are\n"
 	"forwarded to it; the collector exits with COMMAND's exit status (128+N if killed by\n"
-	"signal N). Diagnostics go to stderr only. Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN\n"
-	"to mount tracefs when it is missing, CAP_SETUID/CAP_SETGID to start COMMAND as the user).\n"
+	"signal N). Diagnostics go to stderr only. Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN,\n"
+	"CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL); never install it setuid.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output PATH         write the trace to PATH (a new file, or an existing FIFO)\n"
 	"      --output-fd N         write the trace to inherited file descriptor N instead\n"
 	"  -k, --key PATH            Ed25519 signing key (default " MW_DEFAULT_KEY ")\n"
 	"      --pid PID             attach to the running process PID instead of launching\n"
+	"      --pgid PGID           attach to every process of the process group PGID\n"
 	"      --user USER           run COMMAND as USER (name or uid); default: the invoking\n"
 	"                            user from SUDO_UID/SUDO_GID\n"
 	"      --allow-root          allow COMMAND to run as root (refused otherwise)\n"
@@ -38,7 +41,7 @@ static const char usage_text[] =
 	"      --on-collector-exit kill|keep\n"
 	"                            if recording fails (disk full, reader gone, collector\n"
 	"                            killed), kill the recorded process tree or keep it\n"
-	"                            (default: kill a launched COMMAND, keep an attached PID)\n"
+	"                            (default: kill a launched COMMAND, keep attached ones)\n"
 	"      --control PATH        read explicit marks (NDJSON lines, e.g. the mcpfz-probe\n"
 	"                            sidecar protocol) from the FIFO PATH, created if missing\n"
 	"                            and owned by COMMAND's user; each line is stored raw\n"
@@ -56,7 +59,7 @@ static const char usage_text[] =
 	"\n"
 	"exit status: COMMAND's status; 2 for a usage error or a failure to start or record.\n";
 
-enum { OPT_OUTPUT_FD = 256, OPT_CONTROL, OPT_CONTROL_FD, OPT_STDIO, OPT_PID, OPT_USER, OPT_ALLOW_ROOT, OPT_LINGER, OPT_ON_EXIT, OPT_RINGBUF,
+enum { OPT_OUTPUT_FD = 256, OPT_CONTROL, OPT_CONTROL_FD, OPT_STDIO, OPT_PID, OPT_PGID, OPT_USER, OPT_ALLOW_ROOT, OPT_LINGER, OPT_ON_EXIT, OPT_RINGBUF,
        OPT_VERSION };
 
 static const struct option long_opts[] = {
@@ -64,6 +67,7 @@ static const struct option long_opts[] = {
 	{ "output-fd", required_argument, NULL, OPT_OUTPUT_FD },
 	{ "key", required_argument, NULL, 'k' },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "pgid", required_argument, NULL, OPT_PGID },
 	{ "stdio", required_argument, NULL, OPT_STDIO },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "control-fd", required_argument, NULL, OPT_CONTROL_FD },
@@ -155,6 +159,11 @@ static int parse_one(struct options *o, int c, const char *arg)
 			return usage_error("--pid needs a process id, not '%s'", arg);
 		o->attach_pid = (pid_t)v;
 		return 0;
+	case OPT_PGID:
+		if (parse_ulong(arg, 1, INT_MAX, &v))
+			return usage_error("--pgid needs a process group id, not '%s'", arg);
+		o->attach_pgid = (pid_t)v;
+		return 0;
 	case OPT_USER:
 		o->user = arg;
 		return 0;
@@ -222,9 +231,11 @@ int options_parse(struct options *o, int argc, char **argv)
 		return usage_error("%s", "-o and --output-fd exclude each other");
 	if (o->control && o->control_fd >= 0)
 		return usage_error("%s", "--control and --control-fd exclude each other");
-	if (o->attach_pid) {
+	if (o->attach_pid && o->attach_pgid)
+		return usage_error("%s", "--pid and --pgid exclude each other");
+	if (o->attach_pid || o->attach_pgid) {
 		if (optind < argc)
-			return usage_error("%s", "--pid and a COMMAND exclude each other");
+			return usage_error("%s", "--pid/--pgid and a COMMAND exclude each other");
 		if (o->user || o->allow_root)
 			return usage_error("%s", "--user and --allow-root apply to a launched COMMAND only");
 		if (!o->on_exit_given)
@@ -232,7 +243,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		return 0;
 	}
 	if (optind >= argc)
-		return usage_error("%s", "no COMMAND to run: give it after -- (or use --pid)");
+		return usage_error("%s", "no COMMAND to run: give it after -- (or use --pid or --pgid)");
 	o->command = &argv[optind];
 	return 0;
 }

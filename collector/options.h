@@ -19,7 +19,9 @@ struct options {
 	uint64_t linger_ms;   /* keep recording this long after the server exits while children live */
 	bool keep_server;     /* --on-collector-exit keep: leave the server running if we fail */
 	bool on_exit_given;   /* --on-collector-exit was given (else the mode's default) */
-	pid_t attach_pid;     /* --pid: record this running process instead of launching one */
+	pid_t attach_pid;     /* --pid: record this running process instead of launching one;
+			       * with --pgid, the member watched for the end (see attach.h) */
+	pid_t attach_pgid;    /* --pgid: record every process of this process group */
 	uint32_t ringbuf_mib; /* ring buffer size */
 	const char *control;  /* --control FIFO for explicit marks */
 	int control_fd;	      /* --control-fd N, -1 = none */
@@ -27,7 +29,7 @@ struct options {
 	uint32_t stdio_head;  /* --stdio head:N: keep at most N bytes per read/write; 0 = all */
 	char stdio_spec[32];  /* the --stdio value as recorded in the header */
 	int verbosity;	      /* -1 quiet, 0 warnings, 1 info, 2 debug, 3 libbpf debug */
-	char **command;	      /* COMMAND [ARG...], NULL-terminated; NULL with --pid */
+	char **command;	      /* COMMAND [ARG...], NULL-terminated; NULL with --pid/--pgid */
 };
 
 /* Parses argv into opts. Returns 0 to run, 1 when --help or --version was printed (exit 0), or

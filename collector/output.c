@@ -10,7 +10,7 @@
 #include "log.h"
 #include "output.h"
 
-int output_open(const char *path, gid_t gid, bool *is_file)
+int output_open(const char *path, gid_t gid, bool chown_root, bool *is_file)
 {
 	struct stat st;
 	int fd;
@@ -33,7 +33,7 @@ int output_open(const char *path, gid_t gid, bool *is_file)
 		      err == EEXIST ? " (refusing to overwrite an existing file)" : "");
 		return -err;
 	}
-	if (fchown(fd, 0, gid) || fchmod(fd, 0640)) {
+	if ((chown_root && fchown(fd, 0, gid)) || fchmod(fd, 0640)) {
 		int err = errno;
 
 		p_err("failed to set owner and mode of %s: %s", path, strerror(err));

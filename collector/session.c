@@ -170,8 +170,6 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	struct encoded_event enc;
 	int err;
 
-	if (ev->seq > s->max_seq)
-		s->max_seq = ev->seq;
 	if (encode_is_stdio(ev)) {
 		s->records++;
 		err = on_stdio(s, ev, size);
@@ -187,13 +185,20 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 		       budget_spent(s);
 }
 
-/* Writes a Loss record for every reason whose kernel counter grew since the last call. */
+/* Writes a Loss record for every reason whose kernel counter grew since the last call, with the
+ * range of sequence numbers the lost records had. The range comes from the kernel's sequence
+ * counter, not from the records drained: a record is numbered before it is reserved, so one
+ * lost after the last drain can carry a number above every record received. The counter is
+ * read before the loss counters (start of the next range: a record counted lost later was
+ * numbered after it, unless its program was preempted between the two) and after them (every
+ * record counted lost now was numbered before). */
 static void flush_losses(struct session *s)
 {
-	uint64_t totals[MW_LOSS_REASONS];
+	uint64_t totals[MW_LOSS_REASONS], before, after;
 	uint32_t r;
 
-	if (s->write_err || loader__losses(s->bpf, totals))
+	if (s->write_err || loader__next_seq(s->bpf, &before) || loader__losses(s->bpf, totals) ||
+	    loader__next_seq(s->bpf, &after))
 		return;
 	for (r = 0; r < MW_LOSS_REASONS; r++) {
 		Mcpt__Loss loss = MCPT__LOSS__INIT;
@@ -205,7 +210,7 @@ static void flush_losses(struct session *s)
 		loss.delta = totals[r] - s->loss_seen[r];
 		loss.cumulative = totals[r];
 		loss.first_seq = s->loss_seq;
-		loss.last_seq = s->max_seq;
+		loss.last_seq = after ? after - 1 : 0;
 		if (append(s, MCPT_T_LOSS, &loss.base, 0))
 			return;
 		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
@@ -219,7 +224,7 @@ static void flush_losses(struct session *s)
 			       protobuf_c_enum_descriptor_get_value(&mcpt__loss_source__descriptor,
 								    loss.src)->name);
 	}
-	s->loss_seq = s->max_seq;
+	s->loss_seq = before;
 }
 
 int session_init(struct session *s, const struct options *opts)
@@ -341,7 +346,9 @@ static bool lingering_over(struct session *s)
 	return now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
 }
 
-/* A call stashed at entry that never returned: written as unfinished, with its arguments. */
+/* A call stashed at entry that never returned: written as unfinished, with its arguments and,
+ * for an open, the start of its path (a path of MW_HEAD_MAX - 1 bytes or more is flagged cut,
+ * and never reads as absolute unless it was). */
 static void write_unfinished(void *ctx, const struct mw_inflight *f)
 {
 	struct session *s = ctx;
@@ -361,6 +368,12 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	ev.flags = MW_F_UNFINISHED;
 	ev.args = args;
 	ev.n_args = n;
+	if (f->head_len && f->head_len != MW_HEAD_UNREAD) { /* an open: its path, maybe cut */
+		ev.path.data = (uint8_t *)f->head;
+		ev.path.len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
+		if (f->head_len >= MW_HEAD_MAX - 1)
+			ev.flags |= MW_F_TRUNC(MW_S_PATH);
+	}
 	append(s, MCPT_T_EVENT, &ev.base, f->ts);
 }
 

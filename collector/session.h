@@ -27,8 +27,7 @@ struct session {
 	int epfd;
 
 	uint64_t loss_seen[MW_LOSS_REASONS]; /* counters already written as Loss records */
-	uint64_t loss_seq;		     /* highest sequence number when losses were last written */
-	uint64_t max_seq;
+	uint64_t loss_seq; /* kernel's next sequence number before the counters were last read */
 	uint64_t records;
 	uint64_t last_mark_seal_ms;
 	uint32_t drained_this_turn;

@@ -7,7 +7,8 @@ PKGS="build-essential cmake pkg-config clang llvm bpftool
 libbpf-dev libelf-dev zlib1g-dev
 protobuf-c-compiler libprotobuf-c-dev libsodium-dev libyaml-dev libjansson-dev
 check libseccomp-dev python3 python3-cryptography strace
-iproute2 procps util-linux"
+iproute2 procps util-linux
+scdoc lintian sudo fakeroot dpkg-dev"
 
 missing=""
 for p in $PKGS; do

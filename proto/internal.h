@@ -16,9 +16,10 @@
 
 #include "mcpt.h"
 
-#define MCPT_VARINT_MAX	  5 /* uvarint32 */
-#define MCPT_SEAL_SIG_LEN 64
-#define MCPT_SKEW_NS	  (5ull * 1000000000ull) /* clock skew allowed by the verifier (4.9) */
+#define MCPT_VARINT_MAX	      5 /* uvarint32 */
+#define MCPT_SEAL_SIG_LEN     64
+#define MCPT_SKEW_NS	      (5ull * 1000000000ull) /* clock skew allowed by the verifier (4.9) */
+#define MCPT_MARK_SEAL_GAP_NS 10000000ull	     /* MARK seals: at most 100 per second (4.7) */
 
 /* Bounds on Header.seal_policy and max_record_len, shared by the writer and the verifier. */
 #define MCPT_CHUNK_RECORDS_MAX	 65536u
@@ -93,6 +94,10 @@ struct mcpt_segment {
 	uint32_t max_bytes;
 	uint64_t records; /* records in the segment */
 	struct mcpt_range range;
+	/* called with each leaf as its chunk closes (the excerpt exporter keeps them); NULL for
+	 * the writer and the verifier, which need only the compact range. Kept across resets. */
+	void (*on_leaf)(void *ctx, const uint8_t leaf[MCPT_HASH_LEN]);
+	void *leaf_ctx;
 };
 
 void mcpt_segment_init(struct mcpt_segment *s, uint32_t chunk_records, uint32_t chunk_bytes);
@@ -100,6 +105,18 @@ void mcpt_segment_init(struct mcpt_segment *s, uint32_t chunk_records, uint32_t 
 void mcpt_segment_add(struct mcpt_segment *s, const uint8_t *frame, size_t len);
 /* Closes the open chunk (if any) and writes the segment root; the segment is then reset. */
 void mcpt_segment_finish(struct mcpt_segment *s, uint8_t root[MCPT_HASH_LEN], uint64_t *leaves);
+
+/* RFC 9162 inclusion proofs over a segment's leaves (2.1.3). A path has at most 64 hashes. */
+#define MCPT_PATH_MAX 64
+/* Number of hashes in the audit path of leaf m among n (0 when n <= 1 or m >= n). */
+size_t mcpt_audit_path_len(uint64_t n, uint64_t m);
+/* PATH(m, D[0:n]), leaf level first, into out; returns its length. m < n. */
+size_t mcpt_audit_path(const uint8_t (*leaves)[MCPT_HASH_LEN], uint64_t n, uint64_t m,
+		       uint8_t (*out)[MCPT_HASH_LEN]);
+/* Whether path (k hashes) proves that leaf is leaf m of a tree of n leaves with this root. */
+bool mcpt_audit_path_verify(const uint8_t leaf[MCPT_HASH_LEN], uint64_t m, uint64_t n,
+			    const uint8_t (*path)[MCPT_HASH_LEN], size_t k,
+			    const uint8_t root[MCPT_HASH_LEN]);
 
 /* ---- seal.c ---- */
 
@@ -122,7 +139,7 @@ bool mcpt_canonical(const ProtobufCMessage *msg, const uint8_t *bytes, size_t le
 		    struct mcpt_buf *scratch);
 uint64_t *mcpt_loss_field(Mcpt__LossTotals *t, unsigned src); /* NULL for an unknown source */
 const char *mcpt_loss_name(unsigned src);
-#define MCPT_LOSS_SOURCES 9 /* LossSource values 1..8 are counted */
+#define MCPT_LOSS_SOURCES 10 /* LossSource values 1..9 are counted */
 
 /* ---- keys.c ---- */
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "excerpt.pb-c.h"
 #include "trace.pb-c.h"
 
 #define MCPT_MAGIC	       "\x89MCPT\r\n\x1a"
@@ -221,7 +222,9 @@ enum mcpt_code {
 	MCPT_W_NTP_UNSYNC,
 	MCPT_W_SEAL_GAP,
 	MCPT_W_UNSEALED_TAIL,
-	MCPT_E_LIMIT, /* a resource limit of the reader (hold buffer) was reached */
+	MCPT_E_LIMIT,	   /* a resource limit of the reader (hold buffer, seal caps) was reached */
+	MCPT_W_SEAL_FLOOD, /* signed empty seals closer together than the writer's policy allows */
+	MCPT_E_EXCERPT,	   /* an excerpt's proof is malformed or does not hold */
 	MCPT_CODE_COUNT,
 };
 
@@ -259,7 +262,16 @@ struct mcpt_verify_opts {
 	/* most bytes one held segment may take (inner messages + ~40 B per record); 0 = 128 MiB.
 	 * Past it mcpt_verify stops with -ENOBUFS and code MCPT_E_LIMIT. */
 	size_t hold_max_bytes;
+	/* TRACE-FORMAT.md 5.14, each seal costs a signature check (~49 us): reading stops (code
+	 * MCPT_E_LIMIT, verdict INVALID) after this many seals over empty segments, the most a
+	 * writer can add beyond one seal per record; 0 = MCPT_EMPTY_SEALS_MAX. Bad segments are
+	 * capped too: reading stops after max_bad_segments (0 = MCPT_BAD_SEGMENTS_MAX). */
+	uint64_t max_empty_seals;
+	uint64_t max_bad_segments;
 };
+
+#define MCPT_EMPTY_SEALS_MAX  (1ull << 20) /* ~51 s of checks; 121 days of 10 s heartbeats */
+#define MCPT_BAD_SEGMENTS_MAX 65536u	   /* ~3 s of checks on a hostile file */
 
 struct mcpt_bad_segment {
 	uint64_t seal_index;
@@ -322,8 +334,10 @@ struct mcpt_report {
  * it goes, and calls cb (may be NULL) for every record in stream order (the Header first).
  * Fills rep (overwritten: fini an earlier report first); returns 0 when a verdict was reached,
  * the callback's non-zero value if it stopped (rep then describes what was read), or -errno
- * on an I/O error or a resource limit (rep.code MCPT_E_IO / MCPT_E_LIMIT). Reading stops early
- * for verdicts that make the rest meaningless: UNSUPPORTED, WRONG_KEY/UNSIGNED, a framing error.
+ * on an I/O error or when a held segment outgrows hold_max_bytes (rep.code MCPT_E_IO /
+ * MCPT_E_LIMIT). Reading stops early for verdicts that make the rest meaningless: UNSUPPORTED,
+ * WRONG_KEY/UNSIGNED, a framing error; and at the seal caps of mcpt_verify_opts (returning 0,
+ * verdict INVALID: the first error found, or E_LIMIT when the trace was sound until then).
  * Memory: one frame plus O(log n), or one segment with hold_segments. opts NULL = key NULL.
  * rep must be released with mcpt_report__fini. */
 int mcpt_verify(int fd, const struct mcpt_verify_opts *opts, mcpt_record_cb cb, void *ctx,
@@ -341,9 +355,107 @@ const char *mcpt_code_name(enum mcpt_code c);	    /* "E_SEAL_ROOT", ... */
 /* The verdict as `verify` prints it: UNSIGNED and UNVERIFIED refine WRONG_KEY and VALID_PREFIX. */
 const char *mcpt_report_verdict_name(const struct mcpt_report *rep);
 
+/* Text from a trace, made printable (escape.c). mcpt_escape writes n bytes of p as printable
+ * ASCII: '\\' and '"' escaped, \n \r \t as such, other control and all non-ASCII bytes as \xHH;
+ * it cuts at a whole escape to fit outlen and always NUL-terminates. Every string of a trace
+ * that the library puts into a message has been through it. mcpt_sanitize (into a buffer) and
+ * mcpt_fputs_safe (to a stream) only turn bytes outside printable ASCII into \xHH: applied to
+ * every message at the point of printing, they change nothing on text escaped at its source.
+ * The first two return out. */
+const char *mcpt_escape(char *out, size_t outlen, const void *p, size_t n);
+const char *mcpt_sanitize(char *out, size_t outlen, const char *s);
+void mcpt_fputs_safe(FILE *f, const char *s);
+
 /* Human-readable and JSON renderings of a report (the JSON is one object, no trailing
  * newline); both are stable for golden tests. */
 void mcpt_report_print(FILE *out, const struct mcpt_report *rep);
 void mcpt_report_print_json(FILE *out, const struct mcpt_report *rep);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Evidence for tickets (TRACE-FORMAT.md 4.12): DSSE envelopes and excerpts                  */
+
+/* DSSE envelope of a FINAL seal (dsse.c). Verifies the trace on fd with opts (a key is
+ * required) and, when it is VALID_COMPLETE, writes the envelope of its FINAL seal, one JSON
+ * object without a newline, to *json (malloc'd): {"payloadType": MCPT_SEAL_PAYLOAD_TYPE,
+ * "payload": base64(statement), "signatures": [{"keyid": 16 hex digits, "sig": base64}]}.
+ * No new signature: the seal's own signature is over the DSSE PAE already. rep is filled as by
+ * mcpt_verify (fini it). 0; -EBADMSG when the trace is not VALID_COMPLETE (rep says why);
+ * -EINVAL without a key; -errno of reading or allocating. */
+int mcpt_dsse_export(int fd, const struct mcpt_verify_opts *opts, struct mcpt_report *rep,
+		     char **json);
+
+/* What a verified envelope says. */
+struct mcpt_dsse_info {
+	uint8_t trace_id[MCPT_TRACE_ID_LEN];
+	uint64_t seal_index, seal_record;
+	uint32_t flags, end_reason;
+	uint8_t *statement; /* malloc'd (mcpt_dsse_info__fini): the signed bytes */
+	size_t statement_len;
+	uint8_t signature[64];
+};
+
+/* Checks an envelope (json[0..len)) against key: JSON shape, payloadType, base64, exactly one
+ * signature whose keyid names the key and which verifies over PAE(payloadType, payload), a
+ * canonical SealStatement by that key with the FINAL flag. 0 and info; -EBADMSG (malformed),
+ * -EKEYREJECTED (a signature by another key or one that does not verify) with one line in err;
+ * -ENOMEM. */
+int mcpt_dsse_check(const char *json, size_t len, const struct mcpt_pubkey *key,
+		    struct mcpt_dsse_info *info, char *err, size_t errlen);
+void mcpt_dsse_info__fini(struct mcpt_dsse_info *info);
+
+/* Excerpts (proto/EXCERPT.md): a small file proving that one record was in a signed trace:
+ * the trace's preamble, a proof (audit path), its Header frame, the seal frame of the
+ * record's segment and the frames of the record's chunk, all verbatim. */
+#define MCPT_EXCERPT_MAGIC   "\x89MCPE\r\n\x1a"
+#define MCPT_EXCERPT_MAJOR   1
+#define MCPT_EXCERPT_MINOR   0
+#define MCPT_EXCERPT_MAX_LEN (40u << 20) /* header + seal + one chunk, all at their caps */
+
+/* Whether p[0..n) starts with the excerpt magic. */
+bool mcpt_is_excerpt(const uint8_t *p, size_t n);
+
+/* Builds the excerpt proving record `index` of the trace on fd into *out (malloc'd, *len
+ * bytes), reading only up to that record's seal, then verifies it with opts (key required) so
+ * an excerpt that would not verify is never returned. 0, or -errno with one line in err:
+ * -ENOENT (the trace has no such record), -EINVAL (the record is the Header or a seal: not in a
+ * chunk), -ENODATA (no seal follows the record: unsealed tail, torn or damaged trace),
+ * -EBADMSG (not a trace, damaged framing, or the excerpt does not verify: the record's
+ * segment is bad), -EFBIG (the segment has more leaves than an exporter keeps), -EIO, -ENOMEM. */
+int mcpt_excerpt_export(int fd, uint64_t index, const struct mcpt_verify_opts *opts, uint8_t **out,
+			size_t *len, char *err, size_t errlen);
+
+/* The outcome of verifying an excerpt. verdict MCPT_VALID_COMPLETE means proven (exit 0); the
+ * other verdicts and exit codes are those of a trace (INVALID 1, WRONG_KEY/UNSIGNED 3,
+ * UNSUPPORTED 4; no key: VALID_PREFIX with E_UNVERIFIED, 5). Pointers go into the excerpt
+ * bytes given to mcpt_excerpt_verify: valid as long as they are. */
+struct mcpt_excerpt {
+	enum mcpt_verdict verdict;
+	enum mcpt_code code;
+	char message[256]; /* one line; trace strings escaped */
+	bool signatures_checked;
+	uint8_t trace_id[MCPT_TRACE_ID_LEN];
+	uint8_t key_id[MCPT_KEY_ID_LEN];
+	uint8_t trusted_key_id[MCPT_KEY_ID_LEN];
+
+	uint64_t record;	       /* the index the exporter gives */
+	uint64_t index_min, index_max; /* what the seal and the proof allow (record is within) */
+	uint64_t seal_index, seal_record, first_record, record_count;
+	uint32_t seal_flags, end_reason;
+	uint64_t leaf_index, leaf_count;
+	uint32_t in_chunk, chunk_frames;
+	uint8_t seal_digest[MCPT_HASH_LEN]; /* SEAL_DIGEST of the seal frame */
+
+	const uint8_t *header; /* the Header's inner message (unpack with mcpt__header__unpack) */
+	size_t header_len;
+	struct mcpt_record rec; /* the proven record (rec.provisional is false once proven) */
+};
+
+/* Verifies the excerpt p[0..n) with opts (the key; allow_unsigned): the checks of proto/
+ * EXCERPT.md, in order, the first failure deciding code and message. Returns 0 when a
+ * verdict was reached (out->verdict), -EINVAL for NULL arguments, -ENOMEM. */
+int mcpt_excerpt_verify(const uint8_t *p, size_t n, const struct mcpt_verify_opts *opts,
+			struct mcpt_excerpt *out);
+/* "PROVEN" for a proven excerpt, else as mcpt_report_verdict_name. */
+const char *mcpt_excerpt_verdict_name(const struct mcpt_excerpt *x);
 
 #endif /* MCPT_H */

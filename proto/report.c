@@ -2,8 +2,9 @@
  * report.c - presenting a verification report: stable names for verdicts, codes and end
  * reasons, the exit codes of `mcpwitness verify` (TRACE-FORMAT.md 4.11), a human rendering (one
  * verdict line, then facts, bad segments and warnings) and a JSON object (jansson, keys in a
- * fixed order) for tickets and golden tests. Messages are the library's own ASCII text; JSON
- * escaping is jansson's.
+ * fixed order) for tickets and golden tests. Messages are the library's own ASCII text with
+ * any trace string escaped at its source (escape.c); both renderings still pass every message
+ * through the sanitizer, so a message that missed that step cannot reach a terminal raw.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,8 @@ const char *mcpt_code_name(enum mcpt_code c)
 		[MCPT_W_SEAL_GAP] = "W_SEAL_GAP",
 		[MCPT_W_UNSEALED_TAIL] = "W_UNSEALED_TAIL",
 		[MCPT_E_LIMIT] = "E_LIMIT",
+		[MCPT_W_SEAL_FLOOD] = "W_SEAL_FLOOD",
+		[MCPT_E_EXCERPT] = "E_EXCERPT",
 	};
 
 	return (unsigned)c < MCPT_CODE_COUNT && names[c] ? names[c] : "E_UNKNOWN";
@@ -130,7 +133,9 @@ static void print_ids(FILE *out, const struct mcpt_report *rep)
 
 void mcpt_report_print(FILE *out, const struct mcpt_report *rep)
 {
-	fprintf(out, "%s: %s\n", mcpt_report_verdict_name(rep), rep->message);
+	fprintf(out, "%s: ", mcpt_report_verdict_name(rep));
+	mcpt_fputs_safe(out, rep->message);
+	fputc('\n', out);
 	if (rep->have_header)
 		print_ids(out, rep);
 	fprintf(out, "  records  %llu (%llu bytes), seals %llu (%llu verified), %s\n",
@@ -143,16 +148,19 @@ void mcpt_report_print(FILE *out, const struct mcpt_report *rep)
 	for (size_t i = 0; i < rep->n_bad_segments; i++) {
 		const struct mcpt_bad_segment *b = &rep->bad_segments[i];
 
-		fprintf(out, "  BAD seal %llu, %llu records from %llu: %s: %s\n",
-			(ull)b->seal_index, (ull)b->record_count, (ull)b->first_record,
-			mcpt_code_name(b->code), b->reason);
+		fprintf(out, "  BAD seal %llu, %llu records from %llu: %s: ", (ull)b->seal_index,
+			(ull)b->record_count, (ull)b->first_record, mcpt_code_name(b->code));
+		mcpt_fputs_safe(out, b->reason);
+		fputc('\n', out);
 	}
 	if (rep->bad_segments_total > rep->n_bad_segments)
 		fprintf(out, "  ... %llu more bad segments\n",
 			(ull)(rep->bad_segments_total - rep->n_bad_segments));
-	for (size_t i = 0; i < rep->n_warnings; i++)
-		fprintf(out, "  warning %s: %s\n", mcpt_code_name(rep->warnings[i].code),
-			rep->warnings[i].text);
+	for (size_t i = 0; i < rep->n_warnings; i++) {
+		fprintf(out, "  warning %s: ", mcpt_code_name(rep->warnings[i].code));
+		mcpt_fputs_safe(out, rep->warnings[i].text);
+		fputc('\n', out);
+	}
 	if (rep->warnings_dropped)
 		fprintf(out, "  ... %llu more warnings\n", (ull)rep->warnings_dropped);
 }

@@ -22,6 +22,15 @@ static json_t *hexstr(const uint8_t *p, size_t n)
 	return json_string(buf);
 }
 
+/* A message as a JSON string: sanitized first, so it is ASCII (jansson refuses invalid UTF-8,
+ * which would lose the whole report). */
+static json_t *text(const char *s)
+{
+	char buf[1024];
+
+	return json_string(mcpt_sanitize(buf, sizeof(buf), s));
+}
+
 static json_t *num(uint64_t v)
 {
 	return json_integer((json_int_t)v);
@@ -34,11 +43,11 @@ static json_t *bad_segments(const struct mcpt_report *rep)
 	for (size_t i = 0; a && i < rep->n_bad_segments; i++) {
 		const struct mcpt_bad_segment *b = &rep->bad_segments[i];
 
-		json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:s, s:s}", "seal_index",
-						   num(b->seal_index), "first_record",
-						   num(b->first_record), "record_count",
-						   num(b->record_count), "code",
-						   mcpt_code_name(b->code), "reason", b->reason));
+		json_array_append_new(
+			a, json_pack("{s:o, s:o, s:o, s:s, s:o}", "seal_index", num(b->seal_index),
+				     "first_record", num(b->first_record), "record_count",
+				     num(b->record_count), "code", mcpt_code_name(b->code),
+				     "reason", text(b->reason)));
 	}
 	return a;
 }
@@ -48,9 +57,9 @@ static json_t *warnings(const struct mcpt_report *rep)
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < rep->n_warnings; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s}", "code",
+		json_array_append_new(a, json_pack("{s:s, s:o}", "code",
 						   mcpt_code_name(rep->warnings[i].code), "text",
-						   rep->warnings[i].text));
+						   text(rep->warnings[i].text)));
 	return a;
 }
 
@@ -81,9 +90,9 @@ static json_t *ids(const struct mcpt_report *rep, json_t *o)
 
 static json_t *build(const struct mcpt_report *rep)
 {
-	json_t *o = json_pack("{s:s, s:i, s:s, s:s}", "verdict", mcpt_report_verdict_name(rep),
+	json_t *o = json_pack("{s:s, s:i, s:s, s:o}", "verdict", mcpt_report_verdict_name(rep),
 			      "exit_code", mcpt_verdict_exit_code(rep->verdict), "code",
-			      mcpt_code_name(rep->code), "message", rep->message);
+			      mcpt_code_name(rep->code), "message", text(rep->message));
 
 	if (!o)
 		return NULL;

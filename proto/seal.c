@@ -96,6 +96,8 @@ uint64_t *mcpt_loss_field(Mcpt__LossTotals *t, unsigned src)
 		return &t->stash_full;
 	case MCPT__LOSS_SOURCE__READ_FAULT:
 		return &t->read_fault;
+	case MCPT__LOSS_SOURCE__TRACK_FULL:
+		return &t->track_full;
 	default:
 		return NULL;
 	}
@@ -104,9 +106,9 @@ uint64_t *mcpt_loss_field(Mcpt__LossTotals *t, unsigned src)
 const char *mcpt_loss_name(unsigned src)
 {
 	static const char *const names[MCPT_LOSS_SOURCES] = {
-		"unspecified",	    "ringbuf_reserve_fail", "perf_lost",
-		"user_queue",	    "rate_limit",	    "capture_truncated",
-		"record_too_large", "stash_full",	    "read_fault",
+		"unspecified", "ringbuf_reserve_fail", "perf_lost",	   "user_queue",
+		"rate_limit",  "capture_truncated",    "record_too_large", "stash_full",
+		"read_fault",  "track_full",
 	};
 
 	return src < MCPT_LOSS_SOURCES ? names[src] : "unknown";

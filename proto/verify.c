@@ -381,6 +381,10 @@ static int vstate_init(struct vstate *v, const struct mcpt_verify_opts *opts, in
 		v->opts = *opts;
 	if (!v->opts.hold_max_bytes)
 		v->opts.hold_max_bytes = MCPT_HOLD_DEFAULT;
+	if (!v->opts.max_empty_seals)
+		v->opts.max_empty_seals = MCPT_EMPTY_SEALS_MAX;
+	if (!v->opts.max_bad_segments)
+		v->opts.max_bad_segments = MCPT_BAD_SEGMENTS_MAX;
 	mcpt_arena_init(&v->arena);
 	mcpt_hold_init(&v->hold, v->opts.hold_max_bytes);
 	v->contiguous = true;

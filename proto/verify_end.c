@@ -102,6 +102,10 @@ int mcpt_v_bad_segment(struct vstate *v, uint64_t seal_index, enum mcpt_code cod
 		rep->first_bad_record = v->seg_first;
 		rep->first_bad_offset = v->seg_offset;
 	}
+	if (rep->bad_segments_total >= v->opts.max_bad_segments) /* 5.14: bounded work */
+		mcpt_v_fatal(v, MCPT_E_LIMIT, v->index, v->seg_offset,
+			     "%llu bad segments: reading stopped, each costs a signature check",
+			     (ull)v->opts.max_bad_segments);
 	if (rep->n_bad_segments == MCPT_REPORT_MAX_LIST)
 		return 0;
 	if (rep->n_bad_segments % 16 == 0) {
@@ -157,7 +161,9 @@ static void msg_invalid(struct vstate *v)
 	msgf(rep, "%llu bad segment%s, first: seal %llu over %llu record%s from %llu: %s; %s%s",
 	     (ull)rep->bad_segments_total, plural(rep->bad_segments_total), (ull)b->seal_index,
 	     (ull)b->record_count, plural(b->record_count), (ull)b->first_record, b->reason, thr,
-	     v->fatal != MCPT_OK ? "; reading stopped at a framing error" : "");
+	     v->fatal == MCPT_E_LIMIT ? "; reading stopped at a limit"
+	     : v->fatal != MCPT_OK    ? "; reading stopped at a framing error"
+				      : "");
 }
 
 static void msg_prefix(struct vstate *v)
@@ -214,6 +220,12 @@ static void final_warnings(struct vstate *v)
 		if (n)
 			mcpt_v_warn(v, MCPT_W_LOSS, "%llu lost (%s)", (ull)n, mcpt_loss_name(s));
 	}
+	if (v->flood_seals)
+		mcpt_v_warn(
+			v, MCPT_W_SEAL_FLOOD,
+			"%llu signed empty seal%s sooner than the writer's policy allows (first: "
+			"seal %llu)",
+			(ull)v->flood_seals, plural(v->flood_seals), (ull)v->first_flood);
 	if (rep->have_header && rep->unsealed_records)
 		mcpt_v_warn(v, MCPT_W_UNSEALED_TAIL,
 			    "%llu record%s (%llu bytes) from record %llu not covered by a seal",

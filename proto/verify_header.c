@@ -49,6 +49,7 @@ static enum mcpt_code check_fields(const struct vstate *v, const Mcpt__Header *h
 				   size_t len)
 {
 	unsigned minor = v->preamble[10] | v->preamble[11] << 8;
+	char esc[64];
 
 	if (h->format_major != MCPT_FORMAT_MAJOR || h->format_minor != minor) {
 		snprintf(msg, len, "the Header says format %u.%u, the preamble %u.%u",
@@ -61,8 +62,9 @@ static enum mcpt_code check_fields(const struct vstate *v, const Mcpt__Header *h
 		return MCPT_E_FEATURE;
 	}
 	if (strcmp(h->schema_id, MCPT_SCHEMA_ID) != 0) {
-		snprintf(msg, len, "schema \"%.40s\" is not supported (this reader: %s)",
-			 h->schema_id, MCPT_SCHEMA_ID);
+		snprintf(msg, len, "schema \"%s\" is not supported (this reader: %s)",
+			 mcpt_escape(esc, sizeof(esc), h->schema_id, strlen(h->schema_id)),
+			 MCPT_SCHEMA_ID);
 		return MCPT_E_VERSION;
 	}
 	if (h->trace_id.len != MCPT_TRACE_ID_LEN || !len_ok(&h->boot_id, 0, 16) ||
@@ -77,6 +79,7 @@ static enum mcpt_code check_fields(const struct vstate *v, const Mcpt__Header *h
 static enum mcpt_code check_signer(struct vstate *v, const Mcpt__Header *h, char *msg, size_t len)
 {
 	const Mcpt__Signer *s = h->signer;
+	char esc[64];
 
 	if (!s || s->mode == MCPT__SIGN_MODE__SIGN_UNSPECIFIED) {
 		v->signed_trace = false;
@@ -88,8 +91,9 @@ static enum mcpt_code check_signer(struct vstate *v, const Mcpt__Header *h, char
 	}
 	if (s->mode != MCPT__SIGN_MODE__SIGN_STATIC || strcmp(s->alg, "ed25519") != 0 ||
 	    s->key_id.len != MCPT_KEY_ID_LEN) {
-		snprintf(msg, len, "unknown signer (mode %d, alg \"%.20s\", %zu-byte key id)",
-			 (int)s->mode, s->alg, s->key_id.len);
+		snprintf(msg, len, "unknown signer (mode %d, alg \"%s\", %zu-byte key id)",
+			 (int)s->mode, mcpt_escape(esc, sizeof(esc), s->alg, strlen(s->alg)),
+			 s->key_id.len);
 		return MCPT_E_HEADER;
 	}
 	v->signed_trace = true;

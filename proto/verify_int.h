@@ -92,6 +92,9 @@ struct vstate {
 	uint32_t first_unknown;
 	uint64_t first_unknown_at;
 	bool ntp_warned;
+	uint64_t empty_seals; /* seals over a segment without records (5.14 cap) */
+	uint64_t flood_seals; /* verified empty non-FINAL seals sooner than the writer's gap */
+	uint64_t first_flood; /* seal index of the first of them */
 
 	struct hold hold;
 };
@@ -111,6 +114,21 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 int mcpt_v_header(struct vstate *v, struct vframe *f);
 
 /* verify_seal.c */
+struct seal_check {
+	const struct vframe *f;
+	Mcpt__Seal *seal;	 /* in v->arena until its next reset */
+	Mcpt__SealStatement *st; /* idem */
+	bool usable; /* st can be relied on: signature verified, or no signatures in this mode */
+	enum mcpt_code code;
+	char why[160];
+	uint8_t root[MCPT_HASH_LEN];
+	uint64_t leaves, records;
+};
+
+/* The first checks of a seal frame (c->f), shared with the excerpt verifier: outer Seal, key id
+ * hint, Ed25519 over the PAE of the statement (when v->check_sigs), canonical statement (then
+ * c->usable), trace id and header digest. false with c->code and c->why at the first failure. */
+bool mcpt_v_seal_open(struct vstate *v, struct seal_check *c);
 int mcpt_v_seal(struct vstate *v, struct vframe *f);
 
 /* verify_end.c */

@@ -17,17 +17,6 @@
 
 #include "verify_int.h"
 
-struct seal_check {
-	const struct vframe *f;
-	Mcpt__Seal *seal;
-	Mcpt__SealStatement *st;
-	bool usable; /* st can be relied on: signature verified, or no signatures in this mode */
-	enum mcpt_code code;
-	char why[160];
-	uint8_t root[MCPT_HASH_LEN];
-	uint64_t leaves, records;
-};
-
 __attribute__((format(printf, 3, 4))) static bool fail(struct seal_check *c, enum mcpt_code code,
 						       const char *fmt, ...)
 {
@@ -117,7 +106,7 @@ static bool check_statement(struct vstate *v, struct seal_check *c)
 	return true;
 }
 
-static bool check_chain(struct vstate *v, struct seal_check *c)
+static bool check_trace(struct vstate *v, struct seal_check *c)
 {
 	const Mcpt__SealStatement *st = c->st;
 
@@ -125,6 +114,13 @@ static bool check_chain(struct vstate *v, struct seal_check *c)
 		return fail(c, MCPT_E_SEAL_TRACE, "the seal belongs to another trace (trace id)");
 	if (memcmp(st->header_digest.data, v->header_digest, MCPT_HASH_LEN) != 0)
 		return fail(c, MCPT_E_SEAL_TRACE, "the header digest does not match the Header");
+	return true;
+}
+
+static bool check_chain(struct vstate *v, struct seal_check *c)
+{
+	const Mcpt__SealStatement *st = c->st;
+
 	if (st->seal_index != v->expect_seal)
 		return fail(c, MCPT_E_SEAL_CHAIN, "seal index %llu where %llu was expected (%s)",
 			    (unsigned long long)st->seal_index, (unsigned long long)v->expect_seal,
@@ -206,14 +202,37 @@ static bool check_loss(struct vstate *v, struct seal_check *c)
 	return true;
 }
 
-static void run_checks(struct vstate *v, struct seal_check *c)
+bool mcpt_v_seal_open(struct vstate *v, struct seal_check *c)
 {
 	mcpt_arena_reset(&v->arena, mcpt_arena_budget(c->f->rv.body_len));
 	if (!check_outer(v, c) || !check_signature(v, c) || !check_statement(v, c))
-		return;
+		return false;
 	c->usable = true;
-	if (check_chain(v, c) && check_counts(v, c) && check_time(v, c))
+	return check_trace(v, c);
+}
+
+static void run_checks(struct vstate *v, struct seal_check *c)
+{
+	if (mcpt_v_seal_open(v, c) && check_chain(v, c) && check_counts(v, c) && check_time(v, c))
 		check_loss(v, c);
+}
+
+/* A writer seals an empty segment only for a heartbeat, a rate-limited MARK seal (>= 10 ms
+ * apart, or the heartbeat if shorter) or FINAL: a signed empty seal sooner than that after the
+ * previous one is beyond its
+ * policy (TRACE-FORMAT.md 5.14, "millions of tiny seals"); counted here, warned once at the end. */
+static void flood_check(struct vstate *v, const struct seal_check *c)
+{
+	const Mcpt__SealStatement *st = c->st;
+	uint64_t gap;
+
+	if (c->code != MCPT_OK || c->records || (st->flags & MCPT_SEAL_FINAL) || !v->prev.have)
+		return;
+	gap = v->heartbeat_ns < MCPT_MARK_SEAL_GAP_NS ? v->heartbeat_ns : MCPT_MARK_SEAL_GAP_NS;
+	if (st->clock->monotonic_ns - v->prev.monotonic >= gap)
+		return;
+	if (!v->flood_seals++)
+		v->first_flood = st->seal_index;
 }
 
 /* Warnings from a readable statement, against the previous one (or the Header's sample). */
@@ -323,6 +342,14 @@ int mcpt_v_seal(struct vstate *v, struct vframe *f)
 	int r;
 
 	c.records = v->seg.records;
+	if (!c.records && ++v->empty_seals > v->opts.max_empty_seals) {
+		mcpt_v_fatal(v, MCPT_E_LIMIT, f->index, f->offset,
+			     "more than %llu seals over empty segments (at record %llu): reading "
+			     "stopped, each costs a signature check",
+			     (unsigned long long)v->opts.max_empty_seals,
+			     (unsigned long long)f->index);
+		return 1;
+	}
 	mcpt_segment_finish(&v->seg, c.root, &c.leaves);
 	mcpt_seal_digest(f->p, f->len, digest);
 	run_checks(v, &c);
@@ -331,8 +358,10 @@ int mcpt_v_seal(struct vstate *v, struct vframe *f)
 		if (r)
 			return r;
 	}
-	if (c.usable)
+	if (c.usable) {
 		clock_warnings(v, &c);
+		flood_check(v, &c);
+	}
 	r = account(v, &c, digest);
 	if (r)
 		return r;

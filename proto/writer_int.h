@@ -8,7 +8,6 @@
 #include "internal.h"
 
 #define MCPT_FLUSH_AGE_NS     100000000ull /* buffered bytes are written within 100 ms */
-#define MCPT_MARK_SEAL_GAP_NS 10000000ull  /* MARK seals: at most 100 per second */
 
 struct mcpt_writer {
 	int fd;

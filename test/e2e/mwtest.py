@@ -6,7 +6,8 @@ here because the kernel or the machine lacks something exits 77 after printing `
 
 Conventions: every process a test starts is ended by its pid (ProcessGuard), every temporary
 file lives under a per-test directory that is removed afterwards, no packet leaves the machine
-(listeners and peers are on 127.0.0.1).
+(listeners and peers are on 127.0.0.1). MW_KEEP=1 keeps the per-test directories (traces,
+keys) for a look afterwards.
 """
 import json
 import os
@@ -157,21 +158,54 @@ def analyze_json(trace, keys, policies=(DEFAULT_POLICY,), extra=()):
 
 
 def leftover_programs(prefix="handle_"):
-    """Our BPF programs (by name prefix) still loaded and held by a process of this test (a
-    collector that did not exit) or by nobody at all (leaked, e.g. pinned). Programs of other
-    collectors running on the machine at the same time are not counted."""
+    """Our BPF programs (by name prefix) still held by a process of this test (a collector that
+    did not exit), or pinned in bpffs. A program nobody holds and nobody pinned is being freed
+    (the kernel releases it asynchronously after its last reference, e.g. another collector on
+    the machine that just exited): it cannot stay, so it is not a leak. Programs of other
+    collectors running at the same time are not counted."""
     r = run(["bpftool", "prog", "show", "--json"])
     if r.returncode != 0:
         return []
+    progs = [p for p in json.loads(r.stdout or "[]") if p.get("name", "").startswith(prefix)]
+    holders = None
+    if progs and not any("pids" in p for p in progs):
+        holders = _prog_holders()  # a bpftool built without its pid iterator lists no owners
     me = os.getpid()
     left = []
-    for p in json.loads(r.stdout or "[]"):
-        if not p.get("name", "").startswith(prefix):
-            continue
-        owners = [o["pid"] for o in p.get("pids", [])]
-        if not owners or any(_descends_from(pid, me) for pid in owners):
+    for p in progs:
+        owners = holders.get(p["id"], []) if holders is not None else \
+            [o["pid"] for o in p.get("pids", [])]
+        if any(_descends_from(pid, me) for pid in owners):
             left.append((p["name"], owners))
-    return left
+    return left + _our_pins(prefix)
+
+
+def _our_pins(prefix):
+    """Programs of ours pinned anywhere under /sys/fs/bpf (the collector never pins)."""
+    pins = []
+    for root, _, files in os.walk("/sys/fs/bpf"):
+        pins += [("pinned", os.path.join(root, f)) for f in files if f.startswith(prefix)]
+    return pins
+
+
+def _prog_holders():
+    """prog id -> pids of the processes holding it through a program or link fd, from
+    /proc/PID/fdinfo (what bpftool's pid iterator reports, where bpftool has one)."""
+    holders = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir("/proc/%s/fdinfo" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        if line.startswith("prog_id:"):
+                            holders.setdefault(int(line.split()[1]), []).append(int(pid))
+            except (OSError, ValueError):
+                continue
+    return holders
 
 
 def _descends_from(pid, ancestor):
@@ -194,7 +228,8 @@ class E2ETestCase(unittest.TestCase):
 
     def setUp(self):
         self.work = Workdir()
-        self.addCleanup(self.work.cleanup)
+        if not os.environ.get("MW_KEEP"):
+            self.addCleanup(self.work.cleanup)
 
     def tearDown(self):
         for _ in range(50):  # the kernel frees programs asynchronously after the last fd closes

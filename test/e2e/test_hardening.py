@@ -208,6 +208,44 @@ class Hardening(mwtest.E2ETestCase):
         self.assertEqual(got["fds"][:3], [0, 1, 2])
         self.assertEqual(got["env"], env)
 
+    def test_through_sudo_the_user_gets_no_more_than_their_own_rights(self):
+        # what sudo sets for a user: the collector reads nothing else to know who asked
+        uid, gid = mwtest.nobody_ids()
+        env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid), SUDO_USER="nobody")
+        mine = self.work.mkdir("mine", owner=(uid, gid), mode=0o755)
+
+        def collect(out, extra=(), user=None, command=("/bin/true",)):
+            cmd = [mwtest.COLLECT, "-k", self.keys.secret, "-o", out] + list(extra)
+            if user:
+                cmd += ["--user", user]
+            return subprocess.run(cmd + ["--"] + list(command), env=env, capture_output=True,
+                                  text=True, timeout=120)
+
+        r = collect(os.path.join(mine, "a.mcpt"), extra=["--allow-root"])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--allow-root is refused through sudo", r.stderr)
+        r = collect(os.path.join(mine, "b.mcpt"), user="root")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--user root is refused through sudo", r.stderr)
+        # root could create a file in /etc/cron.d (with channel bytes in it); nobody cannot
+        root_only = self.work.mkdir("rootonly", mode=0o755)
+        r = collect(os.path.join(root_only, "c.mcpt"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("Permission denied", r.stderr)
+        self.assertEqual(os.listdir(root_only), [])
+        r = collect(os.path.join(mine, "d.mcpt"),
+                    extra=["--control", os.path.join(root_only, "ctl")])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(os.listdir(root_only), [])
+        # where the user may write, the trace is theirs
+        out = os.path.join(mine, "e.mcpt")
+        r = collect(out, extra=["--control", os.path.join(mine, "ctl")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = os.stat(out)
+        self.assertEqual((st.st_uid, st.st_gid), (uid, gid))
+        self.assertEqual(os.stat(os.path.join(mine, "ctl")).st_uid, uid)
+        self.assertEqual(mwtest.verify(out, self.keys).returncode, 0)
+
     def test_key_appears_nowhere(self):
         with open(self.keys.secret) as f:
             blob = base64.b64decode(f.read().splitlines()[1])

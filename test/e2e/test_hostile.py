@@ -146,6 +146,31 @@ class Hostile(mwtest.E2ETestCase):
         self.assertEqual(v.returncode, 0, v.stdout)
         self.assertIn("W_LOSS", v.stdout)
 
+    def test_argument_rewritten_under_the_kernel(self):
+        # The open blocks on a FIFO; meanwhile another thread rewrites the path buffer so the
+        # record, read at exit, would name /etc/shadow while the kernel opened the FIFO.
+        fifo_dir = self.work.mkdir("fifo", mode=0o777)
+        fifo = os.path.join(fifo_dir, "f")
+        os.mkfifo(fifo)
+        os.chmod(fifo, 0o666)  # not through mkfifo's mode: the umask would cut it
+        script = ("import ctypes, os, threading, time\n"
+                  "buf = ctypes.create_string_buffer(%r, 256)\n"
+                  "libc = ctypes.CDLL(None)\n"
+                  "t = threading.Thread(target=lambda: libc.open(buf, 0), daemon=True); t.start()\n"
+                  "time.sleep(0.5)\n"
+                  "ctypes.memmove(buf, b'/etc/shadow\\x00', 12)\n"
+                  "w = os.open(%r, os.O_WRONLY); t.join(); os.close(w)\n") % (
+                      fifo.encode(), fifo)
+        p, rss = self.collector(["python3", "-c", script])
+        self.finish(p, rss, "rewritten argument")
+        opens = [r for r in mwtest.dump_json(self.trace, self.keys)
+                 if r.get("type") == "event" and r.get("op") == "openat"
+                 and r.get("opened_path") == fifo and r.get("path") != fifo]
+        self.assertEqual(len(opens), 1, opens)
+        self.assertEqual(opens[0]["path"], "/etc/shadow")
+        self.assertTrue(opens[0]["flags"] & (1 << 19), opens[0])  # MW_F_TAMPERED
+        self.assertNotEqual(opens[0]["tid"], opens[0]["pid"])
+
 
 if __name__ == "__main__":
     mwtest.main()

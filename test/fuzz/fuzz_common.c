@@ -11,7 +11,7 @@
 
 #include "fuzz_common.h"
 
-static int input_fd(const uint8_t *data, size_t size)
+int fuzz_input_fd(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
 
@@ -54,7 +54,7 @@ void fuzz_verify_input(const uint8_t *data, size_t size, const struct mcpt_pubke
 					     .hold_max_bytes = 1u << 20};
 		struct mcpt_report rep;
 		uint8_t acc = 0;
-		int err = mcpt_verify(input_fd(data, size), &o, touch, &acc, &rep);
+		int err = mcpt_verify(fuzz_input_fd(data, size), &o, touch, &acc, &rep);
 
 		if (err && err != -ENOBUFS)
 			abort(); /* a memfd never fails to read; only the hold limit may stop it */

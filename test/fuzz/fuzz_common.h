@@ -14,5 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_verify_input(const uint8_t *data, size_t size, const struct mcpt_pubkey *key);
+/* The input in a memfd (one per process, rewritten each time), offset 0. */
+int fuzz_input_fd(const uint8_t *data, size_t size);
 
 #endif /* FUZZ_COMMON_H */

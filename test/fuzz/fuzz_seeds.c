@@ -2,12 +2,14 @@
  * fuzz_seeds.c - writes the seed corpus of the trace fuzzers into DIR: small real traces made
  * by the library's writer with a fake clock and the test key (seed 0x01 x 32), so the corpus
  * is deterministic and needs no committed binaries: a complete trace with every record type,
- * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one.
+ * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one;
+ * and excerpts (export --record) of records of three of them, for fuzz_excerpt.
  * Usage: fuzz_seeds DIR
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,6 +119,40 @@ fail:
 	return -1;
 }
 
+/* An excerpt of record `index` of the seed trace DIR/trace, as DIR/name (for fuzz_excerpt). */
+static int excerpt(const char *dir, const char *trace, uint64_t index, const char *name)
+{
+	static const uint8_t key_seed[32] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+					     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	struct mcpt_signer *s = mcpt_signer_from_seed(key_seed);
+	struct mcpt_pubkey key;
+	struct mcpt_verify_opts o = {.key = &key, .allow_unsigned = true};
+	char path[4096], err[256] = "";
+	uint8_t *x = NULL;
+	size_t n = 0;
+	int fd, out, rc = -1;
+
+	if (!s)
+		return -1;
+	mcpt_signer_pubkey(s, &key);
+	mcpt_signer_free(s);
+	snprintf(path, sizeof(path), "%s/%s", dir, trace);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && mcpt_excerpt_export(fd, index, &o, &x, &n, err, sizeof(err)) == 0) {
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		rc = out >= 0 && write(out, x, n) == (ssize_t)n ? 0 : -1;
+		if (out >= 0 && close(out))
+			rc = -1;
+	}
+	if (rc)
+		fprintf(stderr, "fuzz_seeds: excerpt %s: %s\n", name, err[0] ? err : "write failed");
+	free(x);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -126,6 +162,10 @@ int main(int argc, char **argv)
 	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1) ||
 	    seed(argv[1], "multi", 60, 16, 1, 1, 0) || seed(argv[1], "nofinal", 10, 4, 1, 0, 0) ||
 	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1) || seed(argv[1], "minimal", 0, 4096, 1, 1, 0))
+		return 1;
+	if (excerpt(argv[1], "complete", 3, "excerpt-complete") ||
+	    excerpt(argv[1], "multi", 30, "excerpt-multi") ||
+	    excerpt(argv[1], "unsigned", 2, "excerpt-unsigned"))
 		return 1;
 	return 0;
 }

@@ -2,7 +2,8 @@
  * fuzz_verify.c - libFuzzer target: full verification with a fixed test key (seed 0x01 x 32,
  * the key fuzz_seeds signs its seed traces with), harness b of TRACE-FORMAT.md 5. Mutations of
  * signed seed traces reach the signature checks and everything after a failing seal; the
- * statement parser behind the signature is reached through fuzz_reader (no key).
+ * statement parser behind the signature is reached through fuzz_reader (no key). The excerpt
+ * exporter runs on each input too (it scans the trace with its own loop).
  */
 #include <sodium.h>
 #include <stdlib.h>
@@ -27,5 +28,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = 1;
 	}
 	fuzz_verify_input(data, size, &key);
+	{
+		/* the excerpt exporter's own pass over the same (hostile) trace */
+		struct mcpt_verify_opts o = {.key = &key, .allow_unsigned = size & 1};
+		uint8_t *x = NULL;
+		size_t n = 0;
+		char err[256];
+		int rc = mcpt_excerpt_export(fuzz_input_fd(data, size), 1 + size % 23, &o, &x, &n,
+					     err, sizeof(err));
+
+		if (rc == 0 && (!x || !n || !mcpt_is_excerpt(x, n)))
+			abort();
+		free(x);
+	}
 	return 0;
 }

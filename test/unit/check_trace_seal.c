@@ -242,7 +242,7 @@ static void set_mode(struct forge *f, int mode)
 START_TEST(test_signature_coverage)
 {
 	static const int modes[] = {FORGE_SIG_ZERO, FORGE_SIG_RAW, FORGE_SIG_OTHER_TYPE,
-				    FORGE_SIG_HIGH_S};
+				    FORGE_SIG_HIGH_S, FORGE_SIG_SMALL_R};
 	struct forge f;
 
 	forge_init(&f, 1, 0, NULL, NULL);
@@ -551,7 +551,7 @@ Suite *trace_seal_suite(void)
 	tcase_add_loop_test(st, test_statement_bytes, 0, sizeof(bx) / sizeof(bx[0]));
 	tcase_add_test(st, test_loss_regression);
 	tcase_add_loop_test(sig, test_signature_length, 0, 2);
-	tcase_add_loop_test(sig, test_signature_coverage, 0, 4);
+	tcase_add_loop_test(sig, test_signature_coverage, 0, 5);
 	tcase_add_test(sig, test_bad_seal_not_cascaded);
 	tcase_add_test(sig, test_wrong_key_vs_bad_signature);
 	tcase_add_test(sig, test_seal_by_other_key);

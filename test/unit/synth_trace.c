@@ -176,6 +176,37 @@ void synth_exit(struct synth *s, uint32_t pid, uint64_t pstart, int64_t status)
 	synth_event(s, &e);
 }
 
+void synth_stdio(struct synth *s, int read, uint64_t offset, const char *data, uint64_t ts)
+{
+	Mcpt__StdioFrame f = MCPT__STDIO_FRAME__INIT;
+
+	f.ts = ts ? ts : (s->ts += 1000);
+	f.pid = f.tid = SYNTH_PID;
+	f.fd = read ? 0 : 1;
+	f.dir = read ? MCPT__STDIO_FRAME__DIR__READ : MCPT__STDIO_FRAME__DIR__WRITE;
+	f.stream_offset = offset;
+	f.data = bin(data);
+	f.orig_len = (uint32_t)strlen(data);
+	f.last = 1;
+	f.seq = ++s->seq;
+	ck_assert_int_eq(mcpt_writer__append(s->w, MCPT_T_STDIO, &f.base, f.ts), 0);
+}
+
+void synth_mark(struct synth *s, const char *raw, uint64_t ts)
+{
+	Mcpt__Mark m = MCPT__MARK__INIT;
+
+	m.ts = ts ? ts : (s->ts += 1000);
+	m.source = MCPT__MARK__SOURCE__CONTROL;
+	m.raw = bin(raw);
+	ck_assert_int_eq(mcpt_writer__append(s->w, MCPT_T_MARK, &m.base, m.ts), 0);
+}
+
+void synth_at(struct synth *s, uint64_t ts)
+{
+	s->ts = ts;
+}
+
 void synth_finish(struct synth *s)
 {
 	ck_assert_int_eq(mcpt_writer__finish(s->w, MCPT__END_REASON__END_CLEAN), 0);

@@ -38,6 +38,12 @@ void synth_open(struct synth *s, uint32_t pid, uint64_t pstart, const char *path
 void synth_connect(struct synth *s, uint32_t pid, uint64_t pstart, const uint8_t *sa, size_t len,
 		   int64_t ret, uint32_t flags);
 void synth_exit(struct synth *s, uint32_t pid, uint64_t pstart, int64_t status);
+/* A StdioFrame: read = true for what the server read (client to server); at offset. */
+void synth_stdio(struct synth *s, int read, uint64_t offset, const char *data, uint64_t ts);
+/* A raw control line, as the collector stores it. */
+void synth_mark(struct synth *s, const char *raw, uint64_t ts);
+/* Sets the clock of the next records (0 keeps counting). */
+void synth_at(struct synth *s, uint64_t ts);
 /* Writes the FINAL seal and closes the file. */
 void synth_finish(struct synth *s);
 /* Removes the files and the directory. */

@@ -114,6 +114,10 @@ static void sign(struct forge *f, const struct mcpt_buf *stmt, uint8_t sig[64])
 	case FORGE_SIG_ZERO:
 		memset(sig, 0, 64);
 		return;
+	case FORGE_SIG_SMALL_R:
+		memset(sig, 0, 64);
+		sig[0] = 1;
+		return;
 	case FORGE_SIG_HIGH_S: /* a valid signature made non-canonical: S >= L */
 		ck_assert_int_eq(mcpt_pae(&pae, stmt->p, stmt->len), 0);
 		ck_assert_int_eq(mcpt_signer_sign(f->signer, pae.p, pae.len, sig), 0);

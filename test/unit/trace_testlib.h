@@ -100,7 +100,15 @@ struct forge {
 	int sig_mode; /* FORGE_SIG_*: what the next seals' signatures cover */
 };
 
-enum { FORGE_SIG_PAE, FORGE_SIG_RAW, FORGE_SIG_OTHER_TYPE, FORGE_SIG_ZERO, FORGE_SIG_HIGH_S };
+enum {
+	FORGE_SIG_PAE,
+	FORGE_SIG_RAW,
+	FORGE_SIG_OTHER_TYPE,
+	FORGE_SIG_ZERO,
+	FORGE_SIG_HIGH_S,
+	FORGE_SIG_SMALL_R, /* R = the identity point (01 00..00), S = 0: lenient verifiers pass it
+			    */
+};
 
 /* Header tweak hook: runs on the Header before it is packed. */
 typedef void (*forge_header_fn)(Mcpt__Header *h, void *ctx);

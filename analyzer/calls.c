@@ -1,0 +1,540 @@
+/*
+ * calls.c - the call table, the pending-request table keyed by (direction, id), windows,
+ * cancellation, tasks and notes (see calls.h). Messages are read in jsonrpc.c.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls.h"
+#include "strbuf.h"
+
+struct pend {
+	enum chan_dir dir;
+	char *id;
+	size_t call; /* 0-based */
+	struct pend *next;
+};
+
+struct callset {
+	struct call *v;
+	size_t n, cap;
+	struct pend **buckets;
+	size_t n_buckets, n_pend;
+	size_t *tasks; /* calls with a task, 0-based */
+	size_t n_tasks, cap_tasks;
+	struct call_note *notes;
+	size_t n_notes;
+	uint64_t notes_total;
+	struct call_session sess;
+	uint64_t grace;
+	char *home;
+};
+
+struct callset *callset__new(uint64_t grace_ns, const char *home)
+{
+	struct callset *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return NULL;
+	cs->grace = grace_ns;
+	cs->n_buckets = 64;
+	cs->buckets = calloc(cs->n_buckets, sizeof(*cs->buckets));
+	cs->home = home && *home ? strdup(home) : NULL;
+	if (!cs->buckets || (home && *home && !cs->home)) {
+		callset__free(cs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return cs;
+}
+
+static void call_fini(struct call *c)
+{
+	free(c->id);
+	free(c->method);
+	free(c->tool);
+	free(c->args);
+	free(c->args_full);
+	for (size_t i = 0; i < c->n_ev; i++)
+		free(c->ev[i]);
+	free(c->ev);
+	free(c->result);
+	free(c->task_id);
+	free(c->task_status);
+	free(c->task_ref);
+	free(c->mark_call_id);
+}
+
+void callset__free(struct callset *cs)
+{
+	struct pend *p, *next;
+
+	if (!cs)
+		return;
+	for (size_t i = 0; i < cs->n; i++)
+		call_fini(&cs->v[i]);
+	free(cs->v);
+	for (size_t i = 0; cs->buckets && i < cs->n_buckets; i++) {
+		for (p = cs->buckets[i]; p; p = next) {
+			next = p->next;
+			free(p->id);
+			free(p);
+		}
+	}
+	free(cs->buckets);
+	free(cs->tasks);
+	for (size_t i = 0; i < cs->n_notes; i++)
+		free(cs->notes[i].text);
+	free(cs->notes);
+	free(cs->sess.protocol);
+	free(cs->home);
+	free(cs);
+}
+
+size_t callset__count(const struct callset *cs)
+{
+	return cs->n;
+}
+
+struct call *callset__at(struct callset *cs, size_t i)
+{
+	return i < cs->n ? &cs->v[i] : NULL;
+}
+
+const struct call *callset__get(const struct callset *cs, size_t index)
+{
+	return index && index <= cs->n ? &cs->v[index - 1] : NULL;
+}
+
+const struct call_session *callset__session(const struct callset *cs)
+{
+	return &cs->sess;
+}
+
+struct call_session *callset__session_mut(struct callset *cs)
+{
+	return &cs->sess;
+}
+
+uint64_t callset__grace(const struct callset *cs)
+{
+	return cs->grace;
+}
+
+size_t callset__n_notes(const struct callset *cs)
+{
+	return cs->n_notes;
+}
+
+const struct call_note *callset__note_at(const struct callset *cs, size_t i)
+{
+	return i < cs->n_notes ? &cs->notes[i] : NULL;
+}
+
+uint64_t callset__notes_total(const struct callset *cs)
+{
+	return cs->notes_total;
+}
+
+void callset__note(struct callset *cs, uint64_t ts, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct call_note *v;
+	va_list ap;
+
+	cs->notes_total++;
+	if (cs->n_notes >= CALL_NOTES_MAX)
+		return;
+	v = realloc(cs->notes, (cs->n_notes + 1) * sizeof(*v));
+	if (!v)
+		return; /* a note lost to ENOMEM: counted all the same */
+	cs->notes = v;
+	va_start(ap, fmt);
+	strbuf_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	v[cs->n_notes].text = strbuf_detach(&sb);
+	v[cs->n_notes].ts = ts;
+	if (v[cs->n_notes].text)
+		cs->n_notes++;
+}
+
+/* --- JSON helpers --------------------------------------------------------------------------- */
+
+char *call_id_canon(const json_t *id)
+{
+	if (!json_is_string(id) && !json_is_number(id))
+		return NULL;
+	return json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+}
+
+char *call_json_short(const json_t *v, size_t max)
+{
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
+	size_t n;
+
+	if (!s || strlen(s) <= max)
+		return s;
+	n = max;
+	while (n && ((uint8_t)s[n] & 0xc0) == 0x80) /* never cut inside a UTF-8 sequence */
+		n--;
+	memcpy(s + n, "...", 4);
+	return s;
+}
+
+bool call_task_terminal(const char *status)
+{
+	return status && (!strcmp(status, "completed") || !strcmp(status, "failed") ||
+			  !strcmp(status, "cancelled"));
+}
+
+static char *escaped(const char *s, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_escape(&sb, (const uint8_t *)s, n, 0);
+	return strbuf_detach(&sb);
+}
+
+/* --- evidence strings ----------------------------------------------------------------------- */
+
+static int ev_push(struct call *c, const char *s, size_t n)
+{
+	char **v, *d;
+
+	if (n < 2 || c->n_ev >= CALL_EVIDENCE_MAX)
+		return 0;
+	if (n > CALL_EVSTR_MAX)
+		n = CALL_EVSTR_MAX;
+	for (size_t i = 0; i < c->n_ev; i++)
+		if (strlen(c->ev[i]) == n && !memcmp(c->ev[i], s, n))
+			return 0;
+	v = realloc(c->ev, (c->n_ev + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->ev = v;
+	d = strndup(s, n);
+	if (!d)
+		return -ENOMEM;
+	c->ev[c->n_ev++] = d;
+	return 0;
+}
+
+/* A string argument, and the forms a server turns it into: "~/x" under HOME, "file://x". */
+static int ev_string(struct callset *cs, struct call *c, const char *s, size_t n)
+{
+	char buf[CALL_EVSTR_MAX + 1];
+	int err = ev_push(c, s, n);
+
+	if (!err && n > 2 && s[0] == '~' && s[1] == '/' && cs->home) {
+		int k = snprintf(buf, sizeof(buf), "%s%.*s", cs->home, (int)(n - 1), s + 1);
+
+		if (k > 0)
+			err = ev_push(c, buf,
+				      (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
+	}
+	if (!err && n > 7 && !strncmp(s, "file://", 7))
+		err = ev_push(c, s + 7, n - 7);
+	return err;
+}
+
+static int ev_walk(struct callset *cs, struct call *c, const json_t *v, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+	char num[32];
+	int err = 0;
+
+	if (depth > 16)
+		return 0;
+	if (json_is_string(v))
+		return ev_string(cs, c, json_string_value(v),
+				 strnlen(json_string_value(v), json_string_length(v)));
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		return ev_push(c, num, strlen(num));
+	}
+	if (json_is_array(v))
+		json_array_foreach(v, i, x) if ((err = ev_walk(cs, c, x, depth + 1))) return err;
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, k,
+				    x) if ((err = ev_walk(cs, c, x, depth + 1))) return err;
+	return err;
+}
+
+/* --- opening a call ------------------------------------------------------------------------- */
+
+static void digest_hex(const char *json, char out[17])
+{
+	uint8_t h[32];
+	static const char hex[] = "0123456789abcdef";
+
+	crypto_generichash(h, sizeof(h), (const uint8_t *)json, strlen(json), NULL, 0);
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = hex[h[i] >> 4];
+		out[2 * i + 1] = hex[h[i] & 15];
+	}
+	out[16] = '\0';
+}
+
+/* tools/call: the tool name and its arguments; otherwise the params are the arguments. */
+static int fill_request(struct callset *cs, struct call *c, const json_t *params)
+{
+	const json_t *args = params;
+	const json_t *name = json_object_get(params, "name");
+	char *canon;
+	int err;
+
+	if (c->method && !strcmp(c->method, "tools/call")) {
+		if (json_is_string(name))
+			c->tool = escaped(json_string_value(name), json_string_length(name));
+		args = json_object_get(params, "arguments");
+	}
+	if (!args)
+		return 0;
+	canon = json_dumps(args, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
+					 JSON_REAL_PRECISION(15));
+	c->args = call_json_short(args, CALL_SHOW_MAX);
+	c->args_full = call_json_short(args, CALL_EVSTR_MAX);
+	if (!canon || !c->args || !c->args_full) {
+		free(canon);
+		return -ENOMEM;
+	}
+	digest_hex(canon, c->digest);
+	free(canon);
+	err = ev_walk(cs, c, args, 0);
+	return err;
+}
+
+static uint64_t id_hash(enum chan_dir dir, const char *id)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)dir;
+
+	for (; *id; id++)
+		h = (h ^ (uint8_t)*id) * 1099511628211ull;
+	return h;
+}
+
+static size_t bucket_of(const struct callset *cs, enum chan_dir dir, const char *id)
+{
+	return (size_t)(id_hash(dir, id) & (cs->n_buckets - 1));
+}
+
+static void pend_grow(struct callset *cs)
+{
+	size_t n = cs->n_buckets * 2, b;
+	struct pend **nb = calloc(n, sizeof(*nb)), *p, *next, **tail;
+
+	if (!nb)
+		return; /* longer chains: slower, still right */
+	for (size_t i = 0; i < cs->n_buckets; i++) {
+		for (p = cs->buckets[i]; p; p = next) { /* keeps each chain's order */
+			next = p->next;
+			b = (size_t)(id_hash(p->dir, p->id) & (n - 1));
+			for (tail = &nb[b]; *tail; tail = &(*tail)->next)
+				;
+			p->next = NULL;
+			*tail = p;
+		}
+	}
+	free(cs->buckets);
+	cs->buckets = nb;
+	cs->n_buckets = n;
+}
+
+static int pend_add(struct callset *cs, enum chan_dir dir, const char *id, size_t call)
+{
+	struct pend *p = calloc(1, sizeof(*p)), **tail;
+
+	if (!p || !(p->id = strdup(id))) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->dir = dir;
+	p->call = call;
+	if (cs->n_pend >= cs->n_buckets)
+		pend_grow(cs);
+	for (tail = &cs->buckets[bucket_of(cs, dir, id)]; *tail; tail = &(*tail)->next)
+		;
+	*tail = p; /* at the tail: a reused id answers the oldest request first */
+	cs->n_pend++;
+	return 0;
+}
+
+static struct pend **pend_find(struct callset *cs, enum chan_dir dir, const char *id)
+{
+	struct pend **pp = &cs->buckets[bucket_of(cs, dir, id)];
+
+	while (*pp && ((*pp)->dir != dir || strcmp((*pp)->id, id)))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+struct call *callset__pending(struct callset *cs, enum chan_dir dir, const char *id_canon)
+{
+	struct pend **pp = pend_find(cs, dir, id_canon);
+
+	return *pp ? &cs->v[(*pp)->call] : NULL;
+}
+
+struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id_canon)
+{
+	struct pend **pp = pend_find(cs, dir, id_canon), *p = *pp;
+	size_t i;
+
+	if (!p)
+		return NULL;
+	*pp = p->next;
+	i = p->call;
+	free(p->id);
+	free(p);
+	cs->n_pend--;
+	return &cs->v[i];
+}
+
+struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id_canon,
+			   const char *method, const json_t *params, uint64_t offset, uint64_t ts,
+			   uint64_t record)
+{
+	struct call *c, *old = id_canon ? callset__pending(cs, dir, id_canon) : NULL;
+
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 16;
+
+		c = realloc(cs->v, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		cs->v = c;
+		cs->cap = cap;
+	}
+	if (old)
+		callset__note(cs, ts,
+			      "%s offset %llu: request id %s reused while call %zu is pending",
+			      chan_dir_name(dir), (unsigned long long)offset, id_canon, old->index);
+	c = &cs->v[cs->n];
+	memset(c, 0, sizeof(*c));
+	c->index = cs->n + 1;
+	c->dir = dir;
+	c->offset = offset;
+	c->begin_ts = ts;
+	c->begin_record = record;
+	c->end_ts = CALL_OPEN;
+	c->mark_end = CALL_OPEN;
+	cs->n++;
+	c->id = id_canon ? strdup(id_canon) : NULL;
+	c->method = method ? escaped(method, strlen(method)) : NULL;
+	if ((id_canon && !c->id) || (method && !c->method) ||
+	    (params && fill_request(cs, c, params)) ||
+	    (id_canon && pend_add(cs, dir, id_canon, cs->n - 1)))
+		return NULL;
+	if (dir == CHAN_IN && !cs->sess.has_first_request) {
+		cs->sess.has_first_request = true;
+		cs->sess.first_request_ts = ts;
+	}
+	return c;
+}
+
+/* --- the end of a window -------------------------------------------------------------------- */
+
+static void end_at(struct call *c, uint64_t ts, enum call_end_how how)
+{
+	if (ts < c->end_ts) {
+		c->end_ts = ts;
+		c->end_how = how;
+	}
+}
+
+static int add_task(struct callset *cs, struct call *c, const json_t *task)
+{
+	const json_t *id = json_object_get(task, "taskId");
+	const json_t *st = json_object_get(task, "status");
+	size_t *v;
+
+	if (!json_is_string(id))
+		return 0;
+	free(c->task_id);
+	c->task_id = strdup(json_string_value(id));
+	c->task_status = json_is_string(st) ? strdup(json_string_value(st)) : NULL;
+	if (!c->task_id)
+		return -ENOMEM;
+	if (cs->n_tasks == cs->cap_tasks) {
+		size_t cap = cs->cap_tasks ? cs->cap_tasks * 2 : 8;
+
+		v = realloc(cs->tasks, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		cs->tasks = v;
+		cs->cap_tasks = cap;
+	}
+	cs->tasks[cs->n_tasks++] = c->index - 1;
+	return 0;
+}
+
+void callset__answer(struct callset *cs, struct call *c, const json_t *result, const json_t *error,
+		     uint64_t ts, uint64_t record)
+{
+	const json_t *task = json_object_get(result, "task");
+	const json_t *code = json_object_get(error, "code");
+
+	c->resp_ts = ts;
+	c->resp_record = record;
+	free(c->result);
+	c->result = call_json_short(error ? error : result ? result : json_null(), CALL_SHOW_MAX);
+	if (error) {
+		c->status = CALL_ERROR;
+		c->error_code = json_is_integer(code) ? json_integer_value(code) : 0;
+	} else {
+		c->status = json_is_true(json_object_get(result, "isError")) ? CALL_TOOL_ERROR
+									     : CALL_OK;
+	}
+	if (json_is_object(task) && json_object_get(task, "taskId") &&
+	    !json_object_get(result, "content") && add_task(cs, c, task) == 0 && c->task_id) {
+		if (call_task_terminal(c->task_status))
+			end_at(c, ts, END_TASK);
+		return; /* the work goes on until the task's terminal status */
+	}
+	end_at(c, ts, END_RESPONSE);
+}
+
+void callset__cancel(struct callset *cs, struct call *c, uint64_t ts)
+{
+	if (c->cancelled)
+		return;
+	c->cancelled = true;
+	c->cancel_ts = ts;
+	end_at(c, ts > UINT64_MAX - cs->grace ? UINT64_MAX - 1 : ts + cs->grace, END_CANCELLED);
+}
+
+void callset__task_status(struct callset *cs, const char *task_id, const char *status, uint64_t ts)
+{
+	for (size_t i = cs->n_tasks; i-- > 0;) {
+		struct call *c = &cs->v[cs->tasks[i]];
+
+		if (strcmp(c->task_id, task_id))
+			continue;
+		if (status && (!c->task_status || strcmp(c->task_status, status))) {
+			free(c->task_status);
+			c->task_status = strdup(status);
+		}
+		if (call_task_terminal(status))
+			end_at(c, ts, END_TASK);
+		return;
+	}
+}
+
+void callset__finish(struct callset *cs)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		struct call *c = &cs->v[i];
+
+		if (c->status == CALL_PENDING && !c->from_mark)
+			c->incomplete |= CI_NO_RESPONSE;
+		if (c->task_id && !call_task_terminal(c->task_status))
+			c->incomplete |= CI_TASK_OPEN;
+	}
+}

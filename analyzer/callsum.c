@@ -1,0 +1,211 @@
+/*
+ * callsum.c - per-call grouping of attributed events (see callsum.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callsum.h"
+#include "strbuf.h"
+
+struct callsum {
+	struct callsum_sink *sinks; /* [0..BUCKETS) buckets, then one per call */
+	size_t n_calls;
+};
+
+const char *callsum_group_name(enum callsum_group g)
+{
+	static const char *const names[CS_GROUPS] = {"files", "network", "processes"};
+
+	return g < CS_GROUPS ? names[g] : "?";
+}
+
+struct callsum *callsum__new(size_t n_calls)
+{
+	struct callsum *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->sinks = calloc(BUCKETS + n_calls, sizeof(*s->sinks)))) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->n_calls = n_calls;
+	return s;
+}
+
+void callsum__free(struct callsum *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < BUCKETS + s->n_calls; i++) {
+		for (size_t j = 0; j < s->sinks[i].n; j++)
+			free(s->sinks[i].v[j].text);
+		free(s->sinks[i].v);
+	}
+	free(s->sinks);
+	free(s);
+}
+
+const struct callsum_sink *callsum__call(const struct callsum *s, size_t index)
+{
+	return index && index <= s->n_calls ? &s->sinks[BUCKETS + index - 1] : NULL;
+}
+
+const struct callsum_sink *callsum__bucket(const struct callsum *s, enum attr_bucket b)
+{
+	return b > BUCKET_NONE && b < BUCKETS ? &s->sinks[b] : NULL;
+}
+
+/* --- describing an effect ------------------------------------------------------------------ */
+
+static enum callsum_group group_of(const struct ev_view *v)
+{
+	if (v->family == FAM_FILE)
+		return CS_FILES;
+	if (v->family == FAM_NETWORK)
+		return CS_NETWORK;
+	return CS_PROCESSES;
+}
+
+static void put_result(struct strbuf *sb, const struct ev_view *v)
+{
+	char e[24];
+
+	if (v->result == RES_FAILURE)
+		strbuf_printf(sb, " -> %s", event_errno_name(v->err, e, sizeof(e)));
+	else if (v->result == RES_PENDING)
+		strbuf_puts(sb, " -> pending");
+}
+
+static void put_path(struct strbuf *sb, const struct ev_bytes *b)
+{
+	strbuf_putc(sb, ' ');
+	strbuf_escape(sb, b->p, b->n, 0);
+}
+
+static void describe(struct strbuf *sb, const struct ev_view *v)
+{
+	strbuf_puts(sb, v->op_name);
+	switch (v->op) {
+	case MCPT__OP__OP_FORK:
+		strbuf_printf(sb, " child %u", v->child_pid);
+		return;
+	case MCPT__OP__OP_EXIT:
+		strbuf_printf(sb, " status %lld", (long long)v->exit_status);
+		return;
+	case MCPT__OP__OP_EXEC:
+		put_path(sb, &v->path);
+		strbuf_puts(sb, " [");
+		event_format_argv(sb, &v->argv, true);
+		strbuf_putc(sb, ']');
+		break;
+	default:
+		if (v->subject.n)
+			put_path(sb, &v->subject);
+		if (v->abs2.n || v->path2.n)
+			strbuf_puts(sb, " ->"), put_path(sb, v->abs2.n ? &v->abs2 : &v->path2);
+		if (v->has_open)
+			strbuf_puts(sb, v->write_intent ? " (write)" : " (read)");
+		if (v->has_addr) {
+			strbuf_putc(sb, ' ');
+			sockaddr_format(sb, &v->addr);
+		}
+	}
+	put_result(sb, v);
+}
+
+static uint64_t hash_str(const char *s, enum callsum_group g)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)g;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *text,
+		    const struct ev_view *v, enum attr_rule rule, uint64_t index)
+{
+	uint64_t h = hash_str(text, g);
+	struct callsum_entry *e;
+
+	k->events++;
+	for (size_t i = 0; i < k->n; i++) {
+		e = &k->v[i];
+		if (e->hash == h && e->group == g && !strcmp(e->text, text)) {
+			e->count++;
+			e->rules |= 1u << rule;
+			return 0;
+		}
+	}
+	if (k->n >= CALLSUM_ENTRIES_MAX) {
+		k->unlisted++;
+		return 0;
+	}
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 16;
+
+		e = realloc(k->v, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		k->v = e;
+		k->cap = cap;
+	}
+	e = &k->v[k->n];
+	*e = (struct callsum_entry){.group = g,
+				    .count = 1,
+				    .first_record = index,
+				    .first_ts = v->ts,
+				    .first_pid = v->pid,
+				    .rules = 1u << rule,
+				    .hash = h};
+	e->text = strdup(text);
+	if (!e->text)
+		return -ENOMEM;
+	k->n++;
+	return 0;
+}
+
+int callsum__add(struct callsum *s, const struct ev_view *v, const struct attribution *a,
+		 uint64_t index)
+{
+	struct strbuf sb = STRBUF_INIT;
+	enum callsum_group g = group_of(v);
+	int err = 0;
+
+	if ((v->op == MCPT__OP__OP_FORK && v->thread) ||
+	    (v->op == MCPT__OP__OP_EXIT && !v->group_dead && v->tid != v->pid))
+		return 0; /* threads come and go: not an effect */
+	describe(&sb, v);
+	if (strbuf_error(&sb))
+		return -ENOMEM;
+	if (a->rule == ATTR_BUCKET)
+		err = sink_add(&s->sinks[a->bucket], g, sb.buf, v, a->rule, index);
+	else if (a->rule == ATTR_AMBIGUOUS)
+		for (size_t i = 0; i < a->n_cand && !err; i++)
+			err = a->cand[i] <= s->n_calls
+				      ? sink_add(&s->sinks[BUCKETS + a->cand[i] - 1], g, sb.buf, v,
+						 a->rule, index)
+				      : 0;
+	else if (a->call && a->call <= s->n_calls)
+		err = sink_add(&s->sinks[BUCKETS + a->call - 1], g, sb.buf, v, a->rule, index);
+	strbuf_fini(&sb);
+	return err;
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct callsum_entry *a = pa, *b = pb;
+
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	return a->first_record < b->first_record ? -1 : a->first_record > b->first_record;
+}
+
+void callsum__sort(struct callsum *s)
+{
+	for (size_t i = 0; i < BUCKETS + s->n_calls; i++)
+		if (s->sinks[i].n > 1)
+			qsort(s->sinks[i].v, s->sinks[i].n, sizeof(*s->sinks[i].v), cmp_entry);
+}

@@ -1,0 +1,397 @@
+/*
+ * report_calls.c - `mcpwitness calls` in text and JSON (see calls_cmd.h). Deterministic: calls
+ * in index order, effects by (group, first record), processes in creation order.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "calls_cmd.h"
+#include "replay.h"
+#include "strbuf.h"
+#include "traceinfo.h"
+
+#define TREE_MAX 256 /* processes shown per call */
+
+static bool in_call(const struct pb_proc *p, size_t call)
+{
+	if (p->bind == BIND_LINEAGE || p->bind == BIND_EVIDENCE)
+		return p->call == call;
+	for (size_t i = 0; p->bind == BIND_AMBIGUOUS && i < p->n_cand; i++)
+		if (p->cand[i] == call)
+			return true;
+	return false;
+}
+
+/* The processes of a call, in creation order. */
+static size_t call_procs(const struct procbind *pb, size_t call, const struct pb_proc **out)
+{
+	const struct pb_proc *p;
+	size_t n = 0;
+
+	for (size_t i = 0; n < TREE_MAX && (p = procbind__at(pb, i)); i++)
+		if (in_call(p, call))
+			out[n++] = p;
+	return n;
+}
+
+static bool is_child(const struct pb_proc *c, const struct pb_proc *p)
+{
+	return c->has_parent && c->ppid == p->pid && c->ppstart == p->pstart;
+}
+
+static const char *bind_name(const struct pb_proc *p)
+{
+	return p->bind == BIND_LINEAGE	  ? "lineage"
+	       : p->bind == BIND_EVIDENCE ? "evidence"
+					  : "ambiguous";
+}
+
+/* --- text ------------------------------------------------------------------------------------ */
+
+static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
+{
+	struct ev_bytes argv = {p->argv, p->argv_len};
+
+	strbuf_printf(sb, "    %*s%u ", 2 * depth, "", p->pid);
+	if (p->exe_len)
+		strbuf_escape(sb, p->exe, p->exe_len, 0);
+	else
+		strbuf_puts(sb, "(no exec)");
+	if (p->argv_len) {
+		strbuf_puts(sb, " [");
+		event_format_argv(sb, &argv, true);
+		strbuf_putc(sb, ']');
+	}
+	strbuf_printf(sb, " %s", bind_name(p));
+	if (p->matched) {
+		strbuf_puts(sb, " (argument \"");
+		strbuf_escape(sb, (const uint8_t *)p->matched, strlen(p->matched), ESC_QUOTE);
+		strbuf_puts(sb, "\")");
+	}
+	if (p->exited)
+		strbuf_printf(sb, ", exit status %lld", (long long)p->exit_status);
+	strbuf_putc(sb, '\n');
+}
+
+static void text_tree(struct strbuf *sb, const struct pb_proc **v, size_t n, size_t at, int depth)
+{
+	text_proc(sb, v[at], depth);
+	for (size_t i = at + 1; i < n && depth < 32; i++)
+		if (is_child(v[i], v[at]))
+			text_tree(sb, v, n, i, depth + 1);
+}
+
+static void text_procs(struct strbuf *sb, const struct calls_view *v, size_t call)
+{
+	const struct pb_proc *procs[TREE_MAX];
+	size_t n = call_procs(callmodel__procs(v->cm), call, procs);
+	bool root;
+
+	if (!n)
+		return;
+	strbuf_puts(sb, "  processes created:\n");
+	for (size_t i = 0; i < n; i++) {
+		root = true;
+		for (size_t j = 0; j < i && root; j++)
+			root = !is_child(procs[i], procs[j]);
+		if (root)
+			text_tree(sb, procs, n, i, 0);
+	}
+}
+
+static void text_rules(struct strbuf *sb, unsigned rules)
+{
+	bool first = true;
+
+	strbuf_puts(sb, " [");
+	for (int r = 0; r < ATTR_RULES; r++) {
+		if (!(rules & (1u << r)))
+			continue;
+		strbuf_printf(sb, "%s%s", first ? "" : ",", attr_rule_name((enum attr_rule)r));
+		first = false;
+	}
+	strbuf_putc(sb, ']');
+}
+
+static void text_effects(struct strbuf *sb, const struct callsum_sink *k)
+{
+	int group = -1;
+
+	if (!k || !k->events) {
+		strbuf_puts(sb, "  (no events)\n");
+		return;
+	}
+	for (size_t i = 0; i < k->n; i++) {
+		const struct callsum_entry *e = &k->v[i];
+
+		if ((int)e->group != group) {
+			group = (int)e->group;
+			strbuf_printf(sb, "  %s:\n", callsum_group_name(e->group));
+		}
+		strbuf_printf(sb, "    %s", e->text);
+		if (e->count > 1)
+			strbuf_printf(sb, " x%llu", (unsigned long long)e->count);
+		text_rules(sb, e->rules);
+		strbuf_printf(sb, " pid %u record %llu\n", e->first_pid,
+			      (unsigned long long)e->first_record);
+	}
+	if (k->unlisted)
+		strbuf_printf(sb, "  ... %llu more events of other effects not listed\n",
+			      (unsigned long long)k->unlisted);
+}
+
+static void text_window(struct strbuf *sb, const struct call *c)
+{
+	static const char *const how[] = {"nothing", "the response", "its cancellation + grace",
+					  "its task's terminal status", "its end mark"};
+	char b[32], e[32];
+
+	trace_ts(b, sizeof(b), c->begin_ts);
+	if (c->end_ts == CALL_OPEN) {
+		strbuf_printf(sb, "  window: %s -> end of trace (never closed)\n", b);
+		return;
+	}
+	trace_ts(e, sizeof(e), c->end_ts);
+	strbuf_printf(sb,
+		      "  window: %s -> %s (%.3f ms, ended by %s), request at stream offset "
+		      "%llu, record %llu\n",
+		      b, e, (double)(c->end_ts - c->begin_ts) / 1e6, how[c->end_how],
+		      (unsigned long long)c->offset, (unsigned long long)c->begin_record);
+}
+
+static void text_call(struct strbuf *sb, const struct calls_view *v, const struct call *c)
+{
+	char buf[32];
+
+	strbuf_puts(sb, "== ");
+	callinfo_name(sb, c);
+	strbuf_puts(sb, c->dir == CHAN_OUT ? " (a request of the server to the client)" : "");
+	strbuf_printf(sb, ": %s ==\n", callinfo_status(c, buf, sizeof(buf)));
+	if (c->args)
+		strbuf_printf(sb, "  arguments: %s (digest %s)\n", c->args, c->digest);
+	if (c->result)
+		strbuf_printf(sb, "  result: %s\n", c->result);
+	if (c->task_id)
+		strbuf_printf(sb, "  task: %s, %s\n", c->task_id,
+			      c->task_status ? c->task_status : "status unknown");
+	if (c->cancelled)
+		strbuf_puts(sb, "  cancelled by the client (notifications/cancelled)\n");
+	text_window(sb, c);
+	if (c->marked)
+		strbuf_printf(sb, "  marks: call_id %s%s\n",
+			      c->mark_call_id ? c->mark_call_id : "?",
+			      c->mark_disagrees ? ", DISAGREES with the channel (forged or "
+						  "misplaced mark)"
+						: "");
+	if (c->incomplete) {
+		strbuf_puts(sb, "  incomplete: ");
+		callinfo_incomplete(sb, c->incomplete);
+		strbuf_putc(sb, '\n');
+	}
+	if (c->dir == CHAN_IN) {
+		text_procs(sb, v, c->index);
+		text_effects(sb, callsum__call(v->sum, c->index));
+	}
+	strbuf_putc(sb, '\n');
+}
+
+static void text_head(struct strbuf *sb, const struct calls_view *v)
+{
+	const struct call_session *s = callset__session(callmodel__calls(v->cm));
+	char msg[REPLAY_MESSAGE_MAX];
+
+	strbuf_printf(sb, "verification: %s",
+		      v->verified ? mcpt_verdict_name(v->rep->verdict)
+				  : "NOT VERIFIED (--no-verify)");
+	if (v->rep->message[0])
+		strbuf_printf(sb, ": %s", replay_message(v->rep, msg));
+	strbuf_puts(sb, "\ntrace: ");
+	if (v->hdr)
+		trace_hex(sb, &v->hdr->trace_id);
+	strbuf_printf(sb, "\nprotocol: %s%s%s%s\n", s->protocol ? s->protocol : "unknown",
+		      s->initialize_seen ? " (initialize handshake)" : "",
+		      s->per_request_meta ? " (version in _meta of requests)" : "",
+		      s->discover_seen ? " (server/discover)" : "");
+	if (!callmodel__channel_captured(v->cm))
+		strbuf_puts(sb,
+			    "channel: not captured (--stdio off): calls come from marks only\n");
+	strbuf_printf(sb, "calls: %zu; events: %llu; channel notes: %llu\n\n",
+		      callset__count(callmodel__calls(v->cm)), (unsigned long long)v->events,
+		      (unsigned long long)callset__notes_total(callmodel__calls(v->cm)));
+}
+
+int report_calls_text(FILE *out, const struct calls_view *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct callset *cs = callmodel__calls(v->cm);
+	const struct call_note *n;
+	const struct call *c;
+	int err;
+
+	text_head(&sb, v);
+	strbuf_puts(&sb, "== startup (before the first request) ==\n");
+	text_effects(&sb, callsum__bucket(v->sum, BUCKET_STARTUP));
+	strbuf_putc(&sb, '\n');
+	for (size_t i = 1; (c = callset__get(cs, i)); i++)
+		text_call(&sb, v, c);
+	strbuf_puts(&sb, "== ambient (between calls) ==\n");
+	text_effects(&sb, callsum__bucket(v->sum, BUCKET_AMBIENT));
+	strbuf_puts(&sb, "\n== shutdown (after the shutdown mark or the server's exit) ==\n");
+	text_effects(&sb, callsum__bucket(v->sum, BUCKET_SHUTDOWN));
+	if (callset__notes_total(cs))
+		strbuf_puts(&sb, "\nchannel notes:\n");
+	for (size_t i = 0; (n = callset__note_at(cs, i)); i++)
+		strbuf_printf(&sb, "  %s\n", n->text);
+	if (callset__notes_total(cs) > callset__n_notes(cs))
+		strbuf_printf(
+			&sb, "  ... and %llu more\n",
+			(unsigned long long)(callset__notes_total(cs) - callset__n_notes(cs)));
+	err = strbuf_error(&sb);
+	if (!err && fwrite(sb.buf, 1, sb.len, out) != sb.len)
+		err = -EIO;
+	strbuf_fini(&sb);
+	return err;
+}
+
+/* --- JSON ------------------------------------------------------------------------------------ */
+
+static json_t *proc_json(const struct pb_proc *p)
+{
+	json_t *argv = json_array();
+	struct ev_bytes all = {p->argv, p->argv_len}, a;
+	size_t pos = 0;
+
+	while (argv && event_argv_next(&all, &pos, &a))
+		if (json_array_append_new(argv, json_bytes(a.p, a.n))) {
+			json_decref(argv);
+			return NULL;
+		}
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "pid", (json_int_t)p->pid, "pstart",
+			 json_u64(p->pstart), "parent",
+			 p->has_parent ? json_integer(p->ppid) : json_null(), "exe",
+			 p->exe_len ? json_bytes(p->exe, p->exe_len) : json_null(), "argv", argv,
+			 "binding", bind_name(p), "matched",
+			 p->matched ? json_bytes((const uint8_t *)p->matched, strlen(p->matched))
+				    : json_null(),
+			 "exit_status", p->exited ? json_integer(p->exit_status) : json_null());
+}
+
+static json_t *procs_json(const struct calls_view *v, size_t call)
+{
+	const struct pb_proc *procs[TREE_MAX];
+	size_t n = call_procs(callmodel__procs(v->cm), call, procs);
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, proc_json(procs[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *effects_json(const struct callsum_sink *k)
+{
+	json_t *o = json_object(), *g[CS_GROUPS];
+	int err = 0;
+
+	for (int i = 0; i < CS_GROUPS; i++)
+		g[i] = json_array();
+	for (size_t i = 0; k && i < k->n && !err; i++) {
+		const struct callsum_entry *e = &k->v[i];
+		json_t *rules = json_array(), *x;
+
+		for (int r = 0; rules && r < ATTR_RULES; r++)
+			if (e->rules & (1u << r))
+				json_array_append_new(
+					rules, json_string(attr_rule_name((enum attr_rule)r)));
+		x = json_pack("{s:s,s:o,s:o,s:I,s:o}", "effect", e->text, "count",
+			      json_u64(e->count), "first_record", json_u64(e->first_record),
+			      "first_pid", (json_int_t)e->first_pid, "rules", rules);
+		err = !g[e->group] || !x || json_array_append_new(g[e->group], x);
+	}
+	for (int i = 0; i < CS_GROUPS; i++)
+		err = err ?: json_put(o, callsum_group_name((enum callsum_group)i), g[i]);
+	err = err ?: json_put(o, "events", json_u64(k ? k->events : 0));
+	err = err ?: json_put(o, "unlisted", json_u64(k ? k->unlisted : 0));
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *calls_json(const struct calls_view *v)
+{
+	struct callset *cs = callmodel__calls(v->cm);
+	const struct call *c;
+	json_t *a = json_array(), *o;
+
+	for (size_t i = 1; a && (c = callset__get(cs, i)); i++) {
+		o = callinfo_call_json(c);
+		if (!o ||
+		    (c->dir == CHAN_IN &&
+		     (json_put(o, "processes", procs_json(v, c->index)) ||
+		      json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) ||
+		    json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *session_json(const struct calls_view *v)
+{
+	const struct call_session *s = callset__session(callmodel__calls(v->cm));
+
+	return json_pack("{s:o,s:b,s:b,s:b,s:o,s:b}", "protocol",
+			 s->protocol ? json_bytes((const uint8_t *)s->protocol, strlen(s->protocol))
+				     : json_null(),
+			 "initialize", s->initialize_seen, "meta_version", s->per_request_meta,
+			 "discover", s->discover_seen, "batches", json_u64(s->batches),
+			 "channel_captured", callmodel__channel_captured(v->cm));
+}
+
+int report_calls_json(FILE *out, const struct calls_view *v)
+{
+	json_t *doc = json_object();
+	int err = doc ? 0 : -ENOMEM;
+
+	err = err
+		      ?: json_put(doc, "trace",
+				  json_pack("{s:o,s:s,s:b}", "id", json_null(), "verdict",
+					    v->verified ? mcpt_verdict_name(v->rep->verdict)
+							: "NOT VERIFIED (--no-verify)",
+					    "signatures_checked", v->verified));
+	if (!err && v->hdr) {
+		struct strbuf sb = STRBUF_INIT;
+
+		trace_hex(&sb, &v->hdr->trace_id);
+		err = json_put(json_object_get(doc, "trace"), "id",
+			       json_string(strbuf_str(&sb) ?: ""));
+		strbuf_fini(&sb);
+	}
+	err = err ?: json_put(doc, "session", session_json(v));
+	err = err ?: json_put(doc, "events", json_u64(v->events));
+	err = err
+		      ?: json_put(doc, "startup",
+				  effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
+	err = err ?: json_put(doc, "calls", calls_json(v));
+	err = err
+		      ?: json_put(doc, "ambient",
+				  effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
+	err = err
+		      ?: json_put(doc, "shutdown",
+				  effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
+	err = err ?: json_put(doc, "channel_notes", callinfo_notes_json(callmodel__calls(v->cm)));
+	err = err
+		      ?: json_put(doc, "channel_notes_total",
+				  json_u64(callset__notes_total(callmodel__calls(v->cm))));
+	if (!err && (json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
+		err = -EIO;
+	json_decref(doc);
+	return err;
+}

@@ -1,0 +1,172 @@
+/*
+ * attach_group.c - --pgid mode: seed the tracked set with every process of a process group
+ * (see attach.h). A harness such as mcp-server-fuzzer starts the server itself in a process
+ * group of its own and names it by that group (the mcpfz-probe sidecar protocol's "scope"), so
+ * the group, not one pid, is what must be recorded. Like --pid, it reads only the kernel's flat
+ * /proc/PID/stat, never anything a process wrote itself; processes the group forks after
+ * seeding are tracked by the kernel side.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach.h"
+#include "invoker.h"
+#include "loader.h"
+#include "log.h"
+
+/* ppid and pgrp of pid from /proc/PID/stat ("pid (comm) state ppid pgrp ..."; comm may hold
+ * anything, so the fields are read after its last ')'). */
+static int read_ids(uint32_t pid, uint32_t *ppid, uint32_t *pgrp)
+{
+	char path[64], buf[512], *p;
+	unsigned int a, b;
+	char state;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %u %u", &state, &a, &b) != 3)
+		return -EINVAL;
+	if (state == 'Z' || state == 'X')
+		return -ESRCH; /* exited, not reaped yet: nothing left to record */
+	*ppid = a;
+	*pgrp = b;
+	return 0;
+}
+
+/* Calls fn for every live process of the group, in /proc order; stops on its non-zero return. */
+static int each_member(pid_t pgid, int (*fn)(void *ctx, uint32_t pid, uint32_t ppid), void *ctx)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		uint32_t pid, ppid, pgrp;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		if (read_ids(pid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid)
+			err = fn(ctx, pid, ppid);
+	}
+	closedir(d);
+	return err;
+}
+
+static int lowest(void *ctx, uint32_t pid, uint32_t ppid)
+{
+	pid_t *best = ctx;
+
+	(void)ppid;
+	if (*best <= 0 || (pid_t)pid < *best)
+		*best = (pid_t)pid;
+	return 0;
+}
+
+int attach_group_target(pid_t pgid, pid_t *target)
+{
+	uint32_t ppid, pgrp;
+	pid_t best = 0;
+	int err;
+
+	if (read_ids((uint32_t)pgid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid) {
+		*target = pgid;
+		return 0;
+	}
+	err = each_member(pgid, lowest, &best);
+	if (err)
+		return err;
+	if (best <= 0)
+		return -ESRCH;
+	*target = best;
+	return 0;
+}
+
+struct seed {
+	struct loader *l;
+	struct attach_proc *v;
+	size_t n, cap;
+	int err; /* the first failure to track */
+};
+
+static int add_member(void *ctx, uint32_t pid, uint32_t ppid)
+{
+	struct seed *s = ctx;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid)
+			return 0;
+	if (s->n == s->cap) {
+		struct attach_proc *nv = realloc(s->v, s->cap * 2 * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap *= 2;
+	}
+	s->v[s->n].pid = pid;
+	s->v[s->n].ppid = ppid;
+	s->n++;
+	if (loader__track(s->l, (pid_t)pid) && !s->err)
+		s->err = -ENOSPC;
+	return 0;
+}
+
+int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
+		      size_t *n)
+{
+	struct seed s = {.l = l, .cap = 64};
+	uint32_t ppid, pgrp;
+	int err;
+
+	s.v = calloc(s.cap, sizeof(*s.v));
+	if (!s.v)
+		return -ENOMEM;
+	err = read_ids((uint32_t)target, &ppid, &pgrp);
+	if (err || pgrp != (uint32_t)pgid) {
+		p_err("--pgid %d: process %d left the group before it could be tracked", (int)pgid,
+		      (int)target);
+		free(s.v);
+		return -ESRCH;
+	}
+	err = add_member(&s, (uint32_t)target, ppid); /* the target first */
+	if (!err)
+		err = each_member(pgid, add_member, &s);
+	if (!err)
+		err = s.err;
+	if (!err)
+		err = attach_seed_below(l, &s.v, &s.n, &s.cap);
+	if (err) {
+		p_err("failed to seed process group %d: %s", (int)pgid, strerror(-err));
+		free(s.v);
+		return err;
+	}
+	*out = s.v;
+	*n = s.n;
+	return 0;
+}
+
+int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner)
+{
+	if (!inv->via_sudo || inv->uid == owner)
+		return 0;
+	p_err("process %d belongs to uid %u: through sudo, uid %u may attach only to its own "
+	      "processes",
+	      (int)target, (unsigned)owner, (unsigned)inv->uid);
+	return -EPERM;
+}

@@ -1,0 +1,225 @@
+"""test_calls.py - calls reconstructed from the real MCP channel and every event attributed to
+the call that caused it (issue 4), on the real kernel with the real collector.
+
+sequential: one tool per behaviour (shell out, read a fake ~/.ssh key, write outside the
+  workspace and /tmp, connect to a 127.0.0.1 listener, a daemon acting after the response, a
+  thread doing the work, benign echo): each finding names the right call and the right rule
+  (lineage, window), the benign calls have none, and `calls` shows each call's processes.
+pipelined: two requests in one write, answered out of order by a concurrent server: the
+  reads are attributed by evidence, the shell a call ran by its argv (evidence), the read both
+  calls make of /etc/hostname is ambiguous naming both - never the wrong call.
+determinism: `calls` and `analyze` give the same bytes run after run.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import mwtest  # noqa: E402
+from mcp_driver import Session  # noqa: E402
+
+SERVER = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "mcp_test_server.py")
+FAKE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nFAKE KEY FOR A TEST\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def calls_json(trace, keys):
+    r = mwtest.run([mwtest.ANALYZER, "calls", trace, "--pubkey", keys.public, "--json"])
+    if r.returncode != 0:
+        raise AssertionError("calls failed (%d): %s" % (r.returncode, r.stderr))
+    return json.loads(r.stdout)
+
+
+def effects(call, group):
+    return call["effects"][group]
+
+
+def find_effect(call, group, needle):
+    return [e for e in effects(call, group) if needle in e["effect"]]
+
+
+class Calls(mwtest.E2ETestCase):
+    def setUp(self):
+        super().setUp()
+        self.keys = mwtest.Keys(self.work)
+        self.nobody = mwtest.nobody_ids()
+        self.home = self.work.mkdir("home", owner=self.nobody)
+        self.work.mkdir("home", ".ssh", owner=self.nobody, mode=0o700)
+        self.secret = self.work.write("home/.ssh/id_rsa", FAKE_KEY, owner=self.nobody, mode=0o600)
+        self.ws = self.work.mkdir("ws", owner=self.nobody)
+        self.outside = tempfile.mkdtemp(prefix="mwtest-calls.", dir="/var/lib")
+        os.chown(self.outside, *self.nobody)
+        self.addCleanup(shutil.rmtree, self.outside, True)
+        self.trace = self.work.join("trace.mcpt")
+        self.env = dict(os.environ, HOME=self.home)
+
+    def session(self, *server_args):
+        cmd = mwtest.collect_cmd(self.trace, self.keys,
+                                 ["/usr/bin/python3", SERVER] + list(server_args))
+        s = Session(cmd, env=self.env, cwd=self.ws)
+        self.addCleanup(self._end, s)
+        s.initialize()
+        return s
+
+    @staticmethod
+    def _end(s):
+        """A failed test must not leave the collector running (it holds BPF programs)."""
+        if s.proc.poll() is None:
+            try:
+                s.proc.stdin.close()
+                s.proc.wait(timeout=20)
+            except (OSError, subprocess.TimeoutExpired):
+                s.proc.kill()
+                s.proc.wait()
+        s.proc.stdout.close()
+
+    def test_sequential_behaviours(self):
+        listener = mwtest.Listener()
+        self.addCleanup(listener.close)
+        daemon_out = os.path.join(self.outside, "daemon.txt")
+        s = self.session()
+        ids = {}
+        ids["echo"], _ = s.call("echo", {"text": "hello"})
+        ids["shell"], _ = s.call("shell", {"command": "id -un"})
+        ids["read"], r = s.call("read_file", {"path": "~/.ssh/id_rsa"})
+        self.assertFalse(r["isError"], r)
+        ids["write"], r = s.call("write_file", {"path": os.path.join(self.outside, "out.txt")})
+        self.assertFalse(r["isError"], r)
+        ids["connect"], r = s.call("connect", {"host": "127.0.0.1", "port": listener.port})
+        self.assertFalse(r["isError"], r)
+        ids["daemon"], _ = s.call("daemon", {"path": daemon_out, "delay": 0.6})
+        ids["thread"], r = s.call("threaded", {"path": os.path.join(self.outside, "thread.txt")})
+        self.assertFalse(r["isError"], r)
+        ids["echo2"], _ = s.call("echo", {"text": "still benign"})
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(daemon_out):
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(daemon_out), "the daemon never wrote")
+        self.assertEqual(s.close(), 0)
+
+        cj = calls_json(self.trace, self.keys)
+        by_id = {c["id"]: c for c in cj["calls"]}
+        call = {k: by_id[str(v)] for k, v in ids.items()}
+        self.assertEqual(cj["session"]["protocol"], "2025-06-18")
+        self.assertEqual([c["method"] for c in cj["calls"][:2]], ["initialize", "tools/call"])
+        for k, c in call.items():
+            self.assertIsNone(c["incomplete"], (k, c))
+            self.assertEqual(c["status"], "ok", (k, c))
+        # the shell call created /bin/sh and id, by lineage
+        procs = call["shell"]["processes"]
+        self.assertEqual([p["exe"] for p in procs], ["/bin/sh", "/usr/bin/id"])
+        self.assertTrue(all(p["binding"] == "lineage" for p in procs))
+        # the daemon belongs to the daemon call, and wrote after its response
+        dproc = call["daemon"]["processes"]
+        self.assertTrue(dproc and dproc[0]["binding"] == "lineage", dproc)
+        late = find_effect(call["daemon"], "files", daemon_out)
+        self.assertEqual(len(late), 1, effects(call["daemon"], "files"))
+        self.assertEqual(late[0]["rules"], ["lineage"])
+        # the thread's write: a thread of the server, by window
+        tw = find_effect(call["thread"], "files", "thread.txt")
+        self.assertEqual(tw[0]["rules"], ["window"])
+        for k in ("echo", "echo2"):
+            for g in ("files", "network", "processes"):
+                self.assertFalse([e for e in effects(call[k], g) if "daemon.txt" in e["effect"]],
+                                 "the daemon's write went to %s" % k)
+
+        report = mwtest.analyze_json(self.trace, self.keys)
+        findings = report["findings"]
+        by_call = {}
+        for f in findings:
+            c = f["call"]
+            self.assertIsNotNone(c)
+            key = c["call"]["id"] if c["call"] else c["bucket"] or c["rule"]
+            by_call.setdefault(key, []).append(f)
+
+        def of(name):
+            return by_call.get(str(ids[name]), [])
+
+        self.assertEqual(of("echo"), [])
+        self.assertEqual(of("echo2"), [])
+        shell = [(f["rule"], f["evidence"]["path"], f["call"]["rule"]) for f in of("shell")]
+        self.assertIn(("exec.unexpected", "/bin/sh", "lineage"), shell)
+        self.assertIn(("exec.unexpected", "/usr/bin/id", "lineage"), shell)
+        read = [f for f in of("read") if f["rule"] == "file.sensitive-read"]
+        self.assertEqual([(f["evidence"]["path"], f["call"]["rule"]) for f in read],
+                         [(self.secret, "window")])
+        self.assertEqual(read[0]["call"]["call"]["tool"], "read_file")
+        self.assertEqual(read[0]["call"]["call"]["method"], "tools/call")
+        self.assertEqual(len(read[0]["call"]["call"]["arguments_digest"]), 16)
+        write = [f for f in of("write") if f["rule"] == "file.write-outside-workspace"]
+        self.assertEqual([f["call"]["rule"] for f in write], ["window"])
+        conn = [f for f in of("connect") if f["rule"] == "net.connect-loopback"]
+        self.assertTrue(conn and all(f["call"]["rule"] == "window" for f in conn), of("connect"))
+        self.assertEqual(conn[0]["evidence"]["addr"], "127.0.0.1:%d" % listener.port)
+        dw = [f for f in of("daemon") if f["rule"] == "file.write-outside-workspace"]
+        self.assertEqual([(f["evidence"]["path"], f["call"]["rule"]) for f in dw],
+                         [(daemon_out, "lineage")])
+        tw = [f for f in of("thread") if f["rule"] == "file.write-outside-workspace"]
+        self.assertEqual(len(tw), 1)
+        self.assertNotEqual(tw[0]["process"]["tid"], tw[0]["process"]["pid"])
+        # findings are sorted by call
+        orders = [f["call"]["call"]["index"] for f in findings if f["call"]["call"]]
+        self.assertEqual(orders, sorted(orders))
+        # text names the call
+        r = mwtest.run([mwtest.ANALYZER, "analyze", self.trace, "--pubkey", self.keys.public,
+                        "-p", mwtest.DEFAULT_POLICY])
+        self.assertIn("  call: call %d tools/call read_file (id %d) by window" %
+                      (call["read"]["index"], ids["read"]), r.stdout)
+        # deterministic, byte for byte
+        for cmd in (["calls", self.trace], ["calls", self.trace, "--json"],
+                    ["analyze", self.trace, "-p", mwtest.DEFAULT_POLICY, "--format", "json"]):
+            a = mwtest.run([mwtest.ANALYZER] + cmd + ["--pubkey", self.keys.public])
+            b = mwtest.run([mwtest.ANALYZER] + cmd + ["--pubkey", self.keys.public])
+            self.assertEqual(a.stdout, b.stdout, cmd)
+            self.assertIn(a.returncode, (0, 1), a.stderr)
+
+    def test_pipelined_out_of_order(self):
+        a_txt = self.work.write("ws/a.txt", "A", owner=self.nobody)
+        b_txt = self.work.write("ws/b.txt", "B", owner=self.nobody)
+        s = self.session("--concurrent")
+        results, (ida, idb) = s.pipeline([
+            ("work", {"path": a_txt, "before": 0.15, "after": 0.6,
+                      "command": "cat " + a_txt + " > /dev/null"}),
+            ("work", {"path": b_txt, "before": 0.3, "after": 0.0}),
+        ])
+        self.assertEqual(s.arrival[-2:], [idb, ida], "the server answered in order")
+        self.assertEqual(s.close(), 0)
+
+        # both requests arrived in the same frame
+        frames = [r for r in mwtest.dump_json(self.trace, self.keys) if r.get("type") == "stdio"]
+        both = [f for f in frames if f.get("dir") == "READ" and '"id": %d' % ida in f.get("data", "")
+                and '"id": %d' % idb in f.get("data", "")]
+        self.assertEqual(len(both), 1, "the two requests were not written at once")
+
+        cj = calls_json(self.trace, self.keys)
+        by_id = {c["id"]: c for c in cj["calls"]}
+        ca, cb = by_id[str(ida)], by_id[str(idb)]
+        self.assertLess(cb["window"]["end"], ca["window"]["end"])
+        ra = find_effect(ca, "files", a_txt)
+        rb = find_effect(cb, "files", b_txt)
+        self.assertTrue(ra and rb, (effects(ca, "files"), effects(cb, "files")))
+        self.assertEqual(set(e["rules"][0] for e in find_effect(ca, "files", "openat " + a_txt)),
+                         {"evidence"})
+        self.assertEqual(rb[0]["rules"], ["evidence"])
+        self.assertFalse(find_effect(cb, "files", a_txt), "a.txt attributed to the wrong call")
+        self.assertFalse(find_effect(ca, "files", b_txt), "b.txt attributed to the wrong call")
+        # the shell of call A, forked while both windows were open: bound by its argv
+        procs = ca["processes"]
+        self.assertTrue(procs, ca)
+        self.assertEqual(procs[0]["exe"], "/bin/sh")
+        self.assertEqual(procs[0]["binding"], "evidence")
+        self.assertEqual(cb["processes"], [])
+        # both read /etc/hostname while both were open: ambiguous, under both, never one alone
+        ha = find_effect(ca, "files", "/etc/hostname")
+        hb = find_effect(cb, "files", "/etc/hostname")
+        self.assertTrue(ha and hb)
+        self.assertEqual(ha[0]["rules"], ["ambiguous"])
+        self.assertEqual(hb[0]["rules"], ["ambiguous"])
+
+
+if __name__ == "__main__":
+    mwtest.main()

@@ -1,0 +1,169 @@
+"""test_events_net.py - the network family, syscall by syscall (issue 3): socket, bind, listen,
+connect (entry and exit records), accept and accept4 over IPv4 and IPv6, an IPv4-mapped IPv6
+connect shown as IPv4; sendto, sendmsg and sendmmsg (one record per destination); datagrams to
+port 53 keeping their payload (addressed, over IPv6, and on a connected socket); unix sockets
+by path, abstract and datagram. The address as passed (addr) and as the kernel's socket holds
+it after the call (peer: the remote end, or the local one for bind/listen) are both checked,
+with the socket type and family the kernel reports.
+
+No packet leaves the machine: every address is 127.0.0.1, ::1 or a unix socket, and the test
+itself holds port 53 on both loopback addresses, so the DNS datagrams reach it and nothing
+else."""
+import os
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mwevents  # noqa: E402
+from mwevents import F_ENTRY  # noqa: E402
+
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCK_STREAM, SOCK_DGRAM = 1, 2
+SOCK_CLOEXEC = 0o2000000
+
+
+class NetEvents(mwevents.EventsTestCase):
+    STEPS = ("tcp4", "tcp6", "mapped", "udp", "dns", "dns6", "dns_connected", "unix_path",
+             "unix_abstract", "unix_dgram")
+
+    @classmethod
+    def setUpClass(cls):
+        # the DNS sink: if something already serves port 53 here, fail rather than query it
+        cls.sinks = []
+        for family, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            s = socket.socket(family, socket.SOCK_DGRAM)
+            s.bind((addr, 53))
+            s.settimeout(0)
+            cls.sinks.append(s)
+        try:
+            super().setUpClass()
+        finally:
+            cls.received = []
+            for s in cls.sinks:
+                while True:
+                    try:
+                        cls.received.append(s.recv(512))
+                    except BlockingIOError:
+                        break
+                s.close()
+
+    def split(self, pid, op):
+        """(entry records, exit records) of op in pid."""
+        return self.rec.of(pid, op, entry=True), self.rec.of(pid, op, entry=False)
+
+    def tcp(self, step, ip, family, addrlen):
+        s = self.rec.step(step)
+        pid, port = s["pid"], s["port"]
+        kind = [SOCK_STREAM, family]
+        socks = self.rec.of(pid, "socket")
+        self.assertEqual([e["args"] for e in socks], [[family, SOCK_STREAM]] * 3)
+        self.assertEqual([e["ret"] for e in socks[:2]], [s["listen_fd"], s["client_fd"]])
+        self.assertRecord(self.rec.one(pid, "bind"), "bind", 0,
+                          args=[s["listen_fd"], addrlen] + kind, addr=ip(0), peer=ip(port))
+        self.assertRecord(self.rec.one(pid, "listen"), "listen", 0,
+                          args=[s["listen_fd"], 7] + kind, addr=None, peer=ip(port))
+        entries, exits = self.split(pid, "connect")
+        self.assertEqual(len(entries), 2)
+        self.assertEqual(len(exits), 2)
+        for e in entries:  # before the call: what was asked, no result, no peer yet
+            self.assertEqual(e["flags"], F_ENTRY)
+            self.assertRecord(e, "connect", 0, addr=ip(port), peer=None)
+        self.assertRecord(exits[0], "connect", 0, args=[s["client_fd"], addrlen] + kind,
+                          addr=ip(port), peer=ip(port), flags=0)
+        self.assertEqual(entries[0]["args"], exits[0]["args"])
+        self.assertLess(entries[0]["seq"], exits[0]["seq"])
+        entries, exits = self.split(pid, "accept")
+        self.assertEqual(len(entries), 1)
+        self.assertRecord(entries[0], "accept", 0, args=[s["listen_fd"], 0] + kind, addr=None)
+        self.assertRecord(exits[0], "accept", s["accept"], args=[s["listen_fd"], 0] + kind,
+                          addr=ip(s["client_port"]), peer=ip(s["client_port"]))
+        entries, exits = self.split(pid, "accept4")
+        self.assertEqual(len(entries), 1)
+        self.assertRecord(exits[0], "accept4", s["accept4"],
+                          args=[s["listen_fd"], SOCK_CLOEXEC] + kind,
+                          addr=None, peer=ip(s["client2_port"]))
+        # a plain send on a connected stream is not recorded: the connect was
+        self.assertEqual(s["send"], 1)
+        self.assertEqual(self.rec.of(pid, "sendto"), [])
+
+    def test_tcp_over_ipv4(self):
+        self.tcp("tcp4", lambda p: "127.0.0.1:%d" % p, AF_INET, 16)
+
+    def test_tcp_over_ipv6(self):
+        self.tcp("tcp6", lambda p: "[::1]:%d" % p, AF_INET6, 28)
+
+    def test_ipv4_mapped_ipv6_connect_reads_as_ipv4(self):
+        s = self.rec.step("mapped")
+        entries, exits = self.split(s["pid"], "connect")
+        self.assertEqual(len(exits), 1)
+        ev = exits[0]
+        self.assertRecord(ev, "connect", 0, args=[s["fd"], 28, SOCK_STREAM, AF_INET6],
+                          addr="127.0.0.1:%d" % s["port"], af="inet",
+                          peer="127.0.0.1:%d" % s["port"])
+
+    def test_udp_each_destination(self):
+        s = self.rec.step("udp")
+        pid, fd = s["pid"], s["fd"]
+        dgram = [SOCK_DGRAM, AF_INET]
+        to = ["127.0.0.1:%d" % s["port%d" % i] for i in range(3)]
+        self.assertRecord(self.rec.one(pid, "sendto"), "sendto", 5, args=[fd, 5] + dgram,
+                          addr=to[0], payload=None)
+        self.assertRecord(self.rec.one(pid, "sendmsg"), "sendmsg", 5, args=[fd, 0] + dgram,
+                          addr=to[1], payload=None)
+        mm = self.rec.of(pid, "sendmmsg")
+        self.assertEqual([(e["ret"], e["args"], e["addr"]) for e in mm],
+                         [(3, [fd, i] + dgram, to[i]) for i in range(3)])
+
+    def dns(self, step, family):
+        s = self.rec.step(step)
+        query = bytes.fromhex(s["query_hex"])
+        ev = self.rec.of(s["pid"], "sendto")
+        self.assertEqual(len(ev), 1)
+        self.assertRecord(ev[0], "sendto", len(query), args=[s["fd"], len(query), SOCK_DGRAM, family],
+                          payload=mwevents.escape(query))
+        self.assertIn(query, self.received)  # it reached our sink, on loopback
+        return s, ev[0]
+
+    def test_dns_datagram_keeps_its_payload(self):
+        s, ev = self.dns("dns", AF_INET)
+        self.assertEqual(ev["addr"], "127.0.0.1:53")
+        s, ev = self.dns("dns6", AF_INET6)
+        self.assertEqual(ev["addr"], "[::1]:53")
+
+    def test_dns_on_a_connected_socket(self):
+        s, ev = self.dns("dns_connected", AF_INET)
+        self.assertNotIn("addr", ev)  # send() names no address: the socket's peer does
+        self.assertEqual(ev["peer"], "127.0.0.1:53")
+        _, exits = self.split(s["pid"], "connect")
+        self.assertRecord(exits[0], "connect", 0, args=[s["fd"], 16, SOCK_DGRAM, AF_INET],
+                          addr="127.0.0.1:53", peer="127.0.0.1:53")
+
+    def unix(self, step, name):
+        s = self.rec.step(step)
+        pid, kind = s["pid"], [SOCK_STREAM, AF_UNIX]
+        self.assertRecord(self.rec.one(pid, "bind"), "bind", 0,
+                          args=[s["listen_fd"], s["addrlen"]] + kind, addr=name, peer=name)
+        self.assertRecord(self.rec.one(pid, "listen"), "listen", 0,
+                          args=[s["listen_fd"], 3] + kind, peer=name)
+        _, exits = self.split(pid, "connect")
+        self.assertRecord(exits[0], "connect", 0, args=[s["client_fd"], s["addrlen"]] + kind,
+                          addr=name, peer=name)
+        _, exits = self.split(pid, "accept")
+        # the accepted socket's peer is the client, which has no address
+        self.assertRecord(exits[0], "accept", s["accept"], args=[s["listen_fd"], 0] + kind,
+                          addr=None, peer=None)
+
+    def test_unix_socket_by_path(self):
+        self.unix("unix_path", "unix:unix.sock")
+
+    def test_abstract_unix_socket(self):
+        self.unix("unix_abstract", "unix:@" + self.rec.step("unix_abstract")["name"])
+
+    def test_unix_datagram(self):
+        s = self.rec.step("unix_dgram")
+        self.assertRecord(self.rec.one(s["pid"], "sendto"), "sendto", 4,
+                          args=[s["fd"], 4, SOCK_DGRAM, AF_UNIX], addr="unix:unix.dgram")
+
+
+if __name__ == "__main__":
+    mwevents.main()

@@ -1,0 +1,253 @@
+/*
+ * trigger_priv.c - injection and privilege steps: ptrace and process_vm_* on a child of ours,
+ * signals aimed outside and inside our own process, mount/umount2 (as root only inside a
+ * private mount namespace of the step's own), module loads, bpf(), memfd_create and exec of a
+ * memfd; and io_uring through raw syscalls (no liburing): setup, two submissions, enter,
+ * register.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/sched.h>
+
+#include "trigger.h"
+
+static char *const no_env[] = { NULL };
+static char secret[16] = "mw-secret";
+
+static void step_ptrace(struct out *o)
+{
+	pid_t child = spawn_pauser();
+	long word = 0;
+
+	out_int(o, "child", child);
+	out_ret(o, "attach", syscall(SYS_ptrace, PTRACE_ATTACH, child, 0, 0));
+	must(waitpid(child, NULL, __WALL) == child, "waitpid traced");
+	out_int(o, "addr", (long long)(uintptr_t)secret);
+	out_int(o, "data", (long long)(uintptr_t)&word);
+	out_ret(o, "peek", syscall(SYS_ptrace, PTRACE_PEEKDATA, child, secret, &word));
+	out_ret(o, "detach", syscall(SYS_ptrace, PTRACE_DETACH, child, 0, 0));
+	kill(child, SIGKILL);
+	reap(child);
+}
+
+static void step_process_vm(struct out *o)
+{
+	pid_t child = spawn_pauser(); /* holds its copy of secret at the same address */
+	char buf[16] = { 0 };
+	struct iovec local = { buf, 9 }, remote = { secret, 9 };
+
+	out_int(o, "child", child);
+	out_ret(o, "readv", syscall(SYS_process_vm_readv, child, &local, 1, &remote, 1, 0));
+	out_str(o, "read", buf);
+	out_ret(o, "writev", syscall(SYS_process_vm_writev, child, &local, 1, &remote, 1, 0));
+	kill(child, SIGKILL);
+	reap(child);
+}
+
+/* Signals aimed at other processes: recorded. */
+static void step_kill_out(struct out *o)
+{
+	pid_t a = spawn_pauser(), b = spawn_pauser(), c = spawn_pauser();
+
+	out_int(o, "a", a);
+	out_int(o, "b", b);
+	out_int(o, "c", c);
+	out_ret(o, "kill", syscall(SYS_kill, a, SIGTERM));
+	out_ret(o, "tkill", syscall(SYS_tkill, b, SIGKILL));
+	out_ret(o, "tgkill", syscall(SYS_tgkill, c, c, SIGKILL));
+	reap(a);
+	reap(b);
+	reap(c);
+}
+
+struct kill_in {
+	int go[2];
+	pid_t main_tid, tid;
+	long kill, tkill;
+};
+
+static void *kill_in_thread(void *arg)
+{
+	struct kill_in *k = arg;
+	char c;
+
+	k->tid = gettid_();
+	if (read(k->go[0], &c, 1) != 1)
+		return NULL;
+	k->kill = kret(syscall(SYS_kill, getpid(), 0));
+	k->tkill = kret(syscall(SYS_tkill, k->main_tid, 0));
+	return NULL;
+}
+
+/* Signals that stay inside our own process, from the main thread and from another: none of
+ * them may be recorded. */
+static void step_kill_in(struct out *o)
+{
+	struct kill_in k = { .main_tid = gettid_() };
+	pthread_t t;
+
+	must(pipe(k.go) == 0, "pipe");
+	must(pthread_create(&t, NULL, kill_in_thread, &k) == 0, "pthread_create");
+	while (!__atomic_load_n(&k.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	out_int(o, "thread_tid", k.tid);
+	out_ret(o, "kill_self", syscall(SYS_kill, getpid(), 0));
+	out_ret(o, "tkill_self", syscall(SYS_tkill, gettid_(), 0));
+	out_ret(o, "tkill_thread", syscall(SYS_tkill, k.tid, 0));
+	out_ret(o, "tgkill_thread", syscall(SYS_tgkill, getpid(), k.tid, 0));
+	must(write(k.go[1], "g", 1) == 1, "write");
+	pthread_join(t, NULL);
+	out_int(o, "thread_kill", k.kill);
+	out_int(o, "thread_tkill_main", k.tkill);
+}
+
+/* As root: only ever inside a private mount namespace of this step's own (or not at all). */
+static void step_mount(struct out *o)
+{
+	int root = geteuid() == 0;
+
+	if (root) {
+		must(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS)");
+		must(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "make / private");
+	}
+	out_int(o, "private", root);
+	must(mkdir("mnt", 0755) == 0, "mkdir mnt");
+	out_ret(o, "mount", syscall(SYS_mount, "mwtrig-tmpfs", "mnt", "tmpfs", MS_NOSUID, "size=1m"));
+	out_ret(o, "umount2", syscall(SYS_umount2, "mnt", MNT_DETACH));
+}
+
+static void step_init_module(struct out *o)
+{
+	static char image[16];
+
+	out_ret(o, "ret", syscall(SYS_init_module, image, sizeof(image), "mw=1"));
+}
+
+static void step_finit_module(struct out *o)
+{
+	int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	must(fd >= 0 && fstat(fd, &st) == 0, "open /etc/hostname");
+	out_int(o, "fd", fd);
+	out_int(o, "dev", (long long)st.st_dev);
+	out_int(o, "ino", (long long)st.st_ino);
+	out_ret(o, "ret", syscall(SYS_finit_module, fd, "mw=2", 0));
+}
+
+static void step_bpf(struct out *o)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 4;
+	attr.max_entries = 1;
+	out_int(o, "size", sizeof(attr));
+	out_ret(o, "ret", syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)));
+}
+
+static void step_memfd(struct out *o)
+{
+	out_ret(o, "ret", syscall(SYS_memfd_create, "mwtrig-memfd", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+}
+
+/* /bin/true copied into a memfd and executed from there: no path on any filesystem. */
+static void step_exec_memfd(struct out *o)
+{
+	char *const argv[] = { "true-from-memfd", NULL };
+	char buf[65536];
+	int in = open("/bin/true", O_RDONLY | O_CLOEXEC);
+	long fd = syscall(SYS_memfd_create, "mwtrig-exec", MFD_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+	pid_t child;
+
+	must(in >= 0 && fd >= 0, "memfd");
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		must(write((int)fd, buf, (size_t)n) == n, "write memfd");
+	must(fstat((int)fd, &st) == 0, "fstat memfd");
+	out_int(o, "fd", fd);
+	out_int(o, "dev", (long long)st.st_dev);
+	out_int(o, "ino", (long long)st.st_ino);
+	child = fork();
+	if (child == 0) {
+		syscall(SYS_execveat, (int)fd, "", argv, no_env, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	out_int(o, "child", child);
+	reap(child);
+}
+
+/* ---- io_uring by raw syscalls ---------------------------------------------------------------- */
+
+static void step_uring(struct out *o)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqes;
+	unsigned char *sq;
+	unsigned *tail, *array, mask;
+	char buf[16];
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	long fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(SYS_io_uring_setup, 4, &p);
+	out_ret(o, "setup", fd);
+	must(fd >= 0 && null >= 0, "io_uring_setup");
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, (int)fd, IORING_OFF_SQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, (int)fd, IORING_OFF_SQES);
+	must(sq != MAP_FAILED && sqes != MAP_FAILED, "mmap ring");
+	tail = (unsigned *)(sq + p.sq_off.tail);
+	array = (unsigned *)(sq + p.sq_off.array);
+	mask = *(unsigned *)(sq + p.sq_off.ring_mask);
+	memset(sqes, 0, 2 * sizeof(*sqes));
+	sqes[0].opcode = IORING_OP_NOP;
+	sqes[0].fd = -1;
+	sqes[0].user_data = 0x1111;
+	sqes[1].opcode = IORING_OP_READ;
+	sqes[1].fd = null;
+	sqes[1].addr = (uintptr_t)buf;
+	sqes[1].len = sizeof(buf);
+	sqes[1].user_data = 0x2222;
+	array[*tail & mask] = 0;
+	array[(*tail + 1) & mask] = 1;
+	__atomic_store_n(tail, *tail + 2, __ATOMIC_RELEASE);
+	out_int(o, "null_fd", null);
+	out_int(o, "ring_fd", fd);
+	out_ret(o, "enter", syscall(SYS_io_uring_enter, (int)fd, 2, 2, IORING_ENTER_GETEVENTS, NULL, 0));
+	out_ret(o, "register", syscall(SYS_io_uring_register, (int)fd, IORING_REGISTER_FILES, &null, 1));
+}
+
+const struct step priv_steps[] = {
+	{ "ptrace", step_ptrace },
+	{ "process_vm", step_process_vm },
+	{ "kill_out", step_kill_out },
+	{ "kill_in", step_kill_in },
+	{ "mount", step_mount },
+	{ "init_module", step_init_module },
+	{ "finit_module", step_finit_module },
+	{ "bpf", step_bpf },
+	{ "memfd", step_memfd },
+	{ "exec_memfd", step_exec_memfd },
+	{ "uring", step_uring },
+	{ NULL, NULL },
+};
