@@ -133,7 +133,8 @@ enum mw_op {
 	MW_OP_ACCEPT4 = 105,  /* fd, flags */
 	MW_OP_SENDTO = 106,   /* fd, length; SPARE the payload when sent to port 53 */
 	MW_OP_SENDMSG = 107,  /* fd, flags; as SENDTO (first iovec) */
-	MW_OP_SENDMMSG = 108, /* fd, message index; one record per message (at most 8) */
+	MW_OP_SENDMMSG = 108, /* fd, message index; one record for each of the first 8 messages,
+			       * ret = how many were sent in all */
 	/* injection and privilege */
 	MW_OP_PTRACE = 130,		/* request, pid, addr, data */
 	MW_OP_PROCESS_VM_READV = 131,	/* pid, local iovcnt, remote iovcnt, flags */
@@ -151,7 +152,8 @@ enum mw_op {
 	MW_OP_IO_URING_SETUP = 170,	/* entries, setup flags */
 	MW_OP_IO_URING_ENTER = 171,	/* fd, to_submit, min_complete, flags */
 	MW_OP_IO_URING_REGISTER = 172,	/* fd, opcode, nr_args */
-	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req) */
+	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req); the fd is
+					 * what the submission named, 0 for opcodes that take none */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
 				  * with GAP: fd, offset, gap length, direction; a frame of length

@@ -285,6 +285,15 @@ int loader__track(struct loader *l, pid_t tgid)
 	return 0;
 }
 
+uint64_t loader__tracked_start(struct loader *l, uint32_t tgid)
+{
+	uint64_t start = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tracked), &tgid, &start))
+		return 0;
+	return start;
+}
+
 int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head)
 {
 	struct mw_chan c = {

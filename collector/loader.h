@@ -37,6 +37,9 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 /* Lists the tgids still in the tracked set (processes alive). Returns how many were written
  * to out (at most cap), or -errno. */
 int loader__tracked(struct loader *l, uint32_t *out, size_t cap);
+/* The start time (exec identity) the tracked set holds for tgid: set at fork for every child,
+ * 0 for the process the collector seeded itself. */
+uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);
 /* Calls for each call still in flight (stashed at entry, never returned). Returns how many, or
  * -errno. */
 int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),

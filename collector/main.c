@@ -177,7 +177,7 @@ static int attach_server(struct collector *c)
 		err = session_note_proc(&c->session,
 					i == 0 ? MCPT__PROC_INFO__KIND__TARGET :
 						 MCPT__PROC_INFO__KIND__SEEDED,
-					procs[i].pid, procs[i].ppid);
+					procs[i].pid, procs[i].ppid, 0);
 	p_info("attached to %d and %zu process(es) below it", (int)pid, n - 1);
 	free(procs);
 	return err;

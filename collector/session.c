@@ -377,7 +377,8 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	append(s, MCPT_T_EVENT, &ev.base, f->ts);
 }
 
-int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid)
+int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
+		      uint64_t pstart)
 {
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
 	char link[64], exe[PATH_MAX];
@@ -393,6 +394,7 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 	pi.kind = kind;
 	pi.pid = pid;
 	pi.ppid = ppid;
+	pi.pstart = pstart;
 	if (len > 0) {
 		pi.exe.data = (uint8_t *)exe;
 		pi.exe.len = (size_t)len;
@@ -407,7 +409,8 @@ static void record_alive(struct session *s)
 	int i, n = loader__tracked(s->bpf, pids, MAX_ALIVE_SCAN);
 
 	for (i = 0; i < n && !s->write_err; i++) {
-		session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, pids[i], 0);
+		session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, pids[i], 0,
+				  loader__tracked_start(s->bpf, pids[i]));
 		p_info("process %u is still running after the recording", pids[i]);
 	}
 }
