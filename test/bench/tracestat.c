@@ -3,7 +3,9 @@
  * collector benchmark. Reads a trace (structure only: framing and hashes are checked, not
  * signatures) and prints one line per class:
  *   STAT <class> <records> <bytes> <bytes per record>
- * then `STAT lost <events lost, from the Loss records>`.
+ * then `STAT lost <events lost, from the Loss records>`, and for the event classes the same
+ * figures projected for a chunk-scoped path and task table (pathproj.c):
+ *   PROJ <class> <records> <bytes> <bytes per record>
  * where bytes are whole frames (length prefix, record tag and body), the file's real cost;
  * the preamble, Header and Seals are reported apart ("header", "seal").
  *
@@ -15,25 +17,31 @@
 #include <unistd.h>
 
 #include "mcpt.h"
+#include "pathproj.h"
 
 enum cls { C_HEADER, C_SEAL, C_PROC, C_FILE, C_NET, C_PRIV, C_EVASION, C_STDIO, C_OTHER, C_N };
 static const char *const cls_name[C_N] = { "header", "seal", "process", "file", "network",
 					   "privilege", "evasion", "stdio", "other" };
 
 struct stat_ctx {
-	uint64_t n[C_N], bytes[C_N];
+	uint64_t n[C_N], bytes[C_N], proj[C_N];
 	uint64_t last_offset;
 	int last_cls;
 	uint64_t lost; /* sum of Loss.delta */
+	enum mcpt_type last_type;
+	Mcpt__Event *last_event; /* the previous record when an Event: projected once its frame
+				  * length is known */
+	size_t last_body;
 };
 
-static int event_class(const struct mcpt_record *rec)
+static int event_class(const struct mcpt_record *rec, Mcpt__Event **out)
 {
 	Mcpt__Event *e;
 	int c = C_OTHER;
 
 	e = (Mcpt__Event *)protobuf_c_message_unpack(&mcpt__event__descriptor, NULL, rec->body_len,
 						      rec->body);
+	*out = e;
 	if (!e)
 		return C_OTHER;
 	if (e->op < 40)
@@ -48,8 +56,22 @@ static int event_class(const struct mcpt_record *rec)
 		c = C_EVASION;
 	else
 		c = C_STDIO;
-	protobuf_c_message_free_unpacked(&e->base, NULL);
 	return c;
+}
+
+/* The previous record's frame is frame_len bytes: add it to the projection. */
+static void project_last(struct stat_ctx *s, uint64_t frame_len)
+{
+	uint64_t p = frame_len;
+
+	if (s->last_event) {
+		p = pathproj_event(s->last_event, s->last_body);
+		protobuf_c_message_free_unpacked(&s->last_event->base, NULL);
+		s->last_event = NULL;
+	} else {
+		pathproj_other(s->last_type, frame_len);
+	}
+	s->proj[s->last_cls] += p;
 }
 
 static int on_record(void *ctx, const struct mcpt_record *rec)
@@ -57,8 +79,10 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	struct stat_ctx *s = ctx;
 	int c;
 
-	if (s->last_cls >= 0)
+	if (s->last_cls >= 0) {
 		s->bytes[s->last_cls] += rec->offset - s->last_offset;
+		project_last(s, rec->offset - s->last_offset);
+	}
 	switch (rec->type) {
 	case MCPT_T_HEADER:
 		c = C_HEADER;
@@ -67,7 +91,8 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 		c = C_SEAL;
 		break;
 	case MCPT_T_EVENT:
-		c = event_class(rec);
+		c = event_class(rec, &s->last_event);
+		s->last_body = rec->body_len;
 		break;
 	case MCPT_T_STDIO:
 		c = C_STDIO;
@@ -88,6 +113,7 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	}
 	s->n[c]++;
 	s->last_cls = c;
+	s->last_type = rec->type;
 	s->last_offset = rec->offset;
 	return 0;
 }
@@ -111,13 +137,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracestat: failed to read %s\n", argv[1]);
 		return 1;
 	}
-	if (s.last_cls >= 0)
+	if (s.last_cls >= 0) {
 		s.bytes[s.last_cls] += rep.bytes - s.last_offset;
+		project_last(&s, rep.bytes - s.last_offset);
+	}
 	s.bytes[C_HEADER] += s.n[C_HEADER] ? 12 : 0; /* the preamble */
 	for (c = 0; c < C_N; c++)
 		if (s.n[c])
 			printf("STAT %s %llu %llu %.1f\n", cls_name[c], (unsigned long long)s.n[c],
 			       (unsigned long long)s.bytes[c], (double)s.bytes[c] / (double)s.n[c]);
+	for (c = C_PROC; c < C_STDIO; c++)
+		if (s.n[c])
+			printf("PROJ %s %llu %llu %.1f\n", cls_name[c], (unsigned long long)s.n[c],
+			       (unsigned long long)s.proj[c], (double)s.proj[c] / (double)s.n[c]);
 	printf("STAT lost %llu\n", (unsigned long long)s.lost);
 	printf("STAT verdict %s\n", mcpt_report_verdict_name(&rep));
 	mcpt_report__fini(&rep);
