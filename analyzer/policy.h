@@ -75,6 +75,7 @@ struct fvalue {
 };
 
 struct field_desc;
+struct match_memo;
 
 struct field_test {
 	const struct field_desc *f;
@@ -83,6 +84,7 @@ struct field_test {
 	size_t n_src;
 	struct fvalue *v; /* compiled */
 	size_t n;
+	struct match_memo *memo; /* glob tests: verdicts for recently seen strings */
 };
 
 enum cond_kind {

@@ -14,14 +14,42 @@
 #include "policy_field.h"
 #include "proctree.h"
 
-static bool match_bytes(const struct field_test *t, struct ev_bytes b)
+static bool match_globs(const struct field_test *t, struct ev_bytes b)
 {
-	if (!b.n)
-		return false;
 	for (size_t i = 0; i < t->n; i++)
 		if (!t->v[i].never && glob_match(t->v[i].glob, b.p, b.n))
 			return true;
 	return false;
+}
+
+static uint64_t memo_hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* A glob test's verdict, from its memo when the same bytes were tested recently. */
+static bool match_bytes(const struct field_test *t, struct ev_bytes b)
+{
+	struct memo_slot *m;
+	bool hit;
+
+	if (!b.n)
+		return false;
+	if (!t->memo || b.n > MEMO_BYTES)
+		return match_globs(t, b);
+	m = &t->memo->slot[memo_hash(b.p, b.n) % MEMO_SLOTS];
+	if (m->used && m->len == b.n && memcmp(m->bytes, b.p, b.n) == 0)
+		return m->hit;
+	hit = match_globs(t, b);
+	m->used = 1;
+	m->hit = hit;
+	m->len = (uint32_t)b.n;
+	memcpy(m->bytes, b.p, b.n);
+	return hit;
 }
 
 static bool match_int(const struct field_test *t, int64_t x)

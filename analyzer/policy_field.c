@@ -413,6 +413,8 @@ static void fvalues_free(struct field_test *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
+	free(t->memo);
+	t->memo = NULL;
 }
 
 int field_test_compile(struct field_test *t, struct pol_compile *pc)
@@ -425,7 +427,14 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 	err = push_values(&fc, t->src, t->n_src, 0);
 	if (err)
 		return err;
-	return fc.errors ? -EINVAL : 0;
+	if (fc.errors)
+		return -EINVAL;
+	if (t->f->vk == VK_GLOB_PATH || t->f->vk == VK_GLOB_TEXT) {
+		t->memo = calloc(1, sizeof(*t->memo));
+		if (!t->memo)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 void field_test_free(struct field_test *t)

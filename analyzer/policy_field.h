@@ -84,4 +84,23 @@ struct field_desc {
 	uint32_t fams; /* FAMS_*: where the field exists */
 };
 
+/* Paths repeat: a server opens the same files again and again, and every rule tests the same
+ * path of an event. Each glob test keeps a direct-mapped cache of its verdict for recently
+ * seen strings, compared in full (never by hash alone), so a repeated path costs a hash and a
+ * memcmp instead of a glob match per pattern. Strings longer than MEMO_BYTES are matched
+ * every time. The verdict depends only on the bytes and the compiled test, so output is
+ * unchanged. */
+#define MEMO_SLOTS 1024
+#define MEMO_BYTES 118
+
+struct memo_slot {
+	uint8_t used, hit;
+	uint8_t bytes[MEMO_BYTES];
+	uint32_t len;
+};
+
+struct match_memo {
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
 #endif /* MW_POLICY_FIELD_H */

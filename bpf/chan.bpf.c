@@ -130,17 +130,15 @@ static __always_inline void mw_chan_eof(int fd)
 }
 
 /* read/write and pread/pwrite: one contiguous buffer. */
-static __always_inline int mw_chan_flat(long ret, __u32 dir)
+static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 dir)
 {
 	__u16 op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
-	struct pt_regs *regs;
 	struct mw_chan *ch;
 	__u64 offset;
 	int fd;
 
 	if (ret < 0 || !mw_is_tracked())
 		return 0;
-	regs = mw_regs();
 	fd = (int)mw_arg(regs, 0);
 	if (ret == 0) {
 		if (dir == MW_CHAN_IN)
@@ -185,15 +183,13 @@ static long mw_cap_iov(__u32 i, void *data)
 }
 
 /* readv/writev: the transferred bytes fill the iovecs in order. */
-static __always_inline int mw_chan_vec(long ret, __u32 dir)
+static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir)
 {
 	struct mw_iov_ctx c = { .ret = ret };
-	struct pt_regs *regs;
 	__u32 iovcnt;
 
 	if (ret < 0 || !mw_is_tracked())
 		return 0;
-	regs = mw_regs();
 	c.fd = (int)mw_arg(regs, 0);
 	if (ret == 0) {
 		if (dir == MW_CHAN_IN)
@@ -216,47 +212,45 @@ static __always_inline int mw_chan_vec(long ret, __u32 dir)
 
 MW_SYS_EXIT(read)
 {
-	return mw_chan_flat(ret, MW_CHAN_IN);
+	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(pread64)
 {
-	return mw_chan_flat(ret, MW_CHAN_IN);
+	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(readv)
 {
-	return mw_chan_vec(ret, MW_CHAN_IN);
+	return mw_chan_vec(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(write)
 {
-	return mw_chan_flat(ret, MW_CHAN_OUT);
+	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT);
 }
 
 MW_SYS_EXIT(pwrite64)
 {
-	return mw_chan_flat(ret, MW_CHAN_OUT);
+	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT);
 }
 
 MW_SYS_EXIT(writev)
 {
-	return mw_chan_vec(ret, MW_CHAN_OUT);
+	return mw_chan_vec(mw_ctx_regs, ret, MW_CHAN_OUT);
 }
 
 /* Bytes that reach or leave the channel without passing through user memory: noted with their
  * offsets as a gap (out fd = the stdout object, or in fd = the stdin object). */
-static __always_inline int mw_chan_moved(long ret, int in_i, int out_i)
+static __always_inline int mw_chan_moved(struct pt_regs *regs, long ret, int in_i, int out_i)
 {
 	__u32 dir = MW_CHAN_OUT;
-	struct pt_regs *regs;
 	struct mw_chan *ch;
 	__u64 offset;
 	int fd;
 
 	if (ret <= 0 || !mw_is_tracked())
 		return 0;
-	regs = mw_regs();
 
 	fd = (int)mw_arg(regs, out_i);
 	ch = mw_chan_match(fd, MW_CHAN_OUT);
@@ -275,15 +269,15 @@ static __always_inline int mw_chan_moved(long ret, int in_i, int out_i)
 
 MW_SYS_EXIT(splice)
 {
-	return mw_chan_moved(ret, 0, 2);
+	return mw_chan_moved(mw_ctx_regs, ret, 0, 2);
 }
 
 MW_SYS_EXIT(sendfile64)
 {
-	return mw_chan_moved(ret, 1, 0);
+	return mw_chan_moved(mw_ctx_regs, ret, 1, 0);
 }
 
 MW_SYS_EXIT(copy_file_range)
 {
-	return mw_chan_moved(ret, 0, 2);
+	return mw_chan_moved(mw_ctx_regs, ret, 0, 2);
 }

@@ -26,12 +26,40 @@ struct mw_rec {
 	__u32 off; /* bytes of the record so far */
 };
 
-/* The only work an untracked task pays: one hash lookup on its tgid. */
+/* Whether tgid is in the tracked set: an inlined array lookup and a bit test (maps.h). */
+static __always_inline bool mw_tgid_tracked(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&tracked_bits, &word);
+
+	return w && ((*w >> (tgid & 63)) & 1);
+}
+
+/* The only work an untracked task pays (in the dispatchers, before any tail call). */
 static __always_inline bool mw_is_tracked(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return mw_tgid_tracked(bpf_get_current_pid_tgid() >> 32);
+}
 
-	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+/* Adds tgid (with its start time) to the tracked set, or removes it: the hash and the bitmap
+ * together. Returns false when the hash is full (the bit is then left clear). */
+static __always_inline bool mw_track(__u32 tgid, __u64 start, bool add)
+{
+	__u32 word = tgid / 64;
+	__u64 *w = bpf_map_lookup_elem(&tracked_bits, &word);
+	__u64 bit = 1ull << (tgid & 63);
+
+	if (!add) {
+		bpf_map_delete_elem(&tracked, &tgid);
+		if (w)
+			__sync_fetch_and_and(w, ~bit);
+		return true;
+	}
+	if (bpf_map_update_elem(&tracked, &tgid, &start, BPF_ANY))
+		return false;
+	if (w)
+		__sync_fetch_and_or(w, bit);
+	return true;
 }
 
 static __always_inline void mw_loss(__u32 reason)

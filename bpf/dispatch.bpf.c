@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * dispatch.bpf.c - the only programs attached to the syscall path. They run for every syscall
- * of every process on the host, so they do as little as possible: read the syscall number and
- * tail-call its handler (see syscall.bpf.h); the handler tests membership first. A syscall with
- * no handler costs a failed tail call and nothing else.
+ * of every process on the host, so they do as little as possible: test membership of the
+ * tracked set (an inlined bitmap lookup, maps.h) and return for any other task; for a tracked
+ * task, read the syscall number and tail-call its handler (see syscall.bpf.h). A tracked
+ * syscall with no handler costs a failed tail call.
  */
 #include "syscall.bpf.h"
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(mw_dispatch_exit, struct pt_regs *regs, long ret)
 {
+	if (!mw_is_tracked())
+		return 0;
 #if defined(__TARGET_ARCH_x86)
 	long nr = regs->orig_ax;
 #else
@@ -23,6 +26,8 @@ int BPF_PROG(mw_dispatch_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(mw_dispatch_enter, struct pt_regs *regs, long id)
 {
+	if (!mw_is_tracked())
+		return 0;
 	bpf_tail_call(ctx, &sys_enter_progs, (__u32)id);
 	return 0;
 }

@@ -43,6 +43,7 @@ enum mw_slot {
 #define MW_DATA_MAX	16384 /* bytes of channel data carried by one event */
 #define MW_PAYLOAD_MAX	512   /* bytes kept of a payload (a DNS query fits) */
 #define MW_MAX_SYSCALLS 512   /* slots of the dispatchers' program arrays (syscall numbers) */
+#define MW_PID_WORDS	(4194304 / 64) /* words of the tracked_bits map: PID_MAX_LIMIT bits */
 
 /* Event flags. The low bits are per slot: bit s means slot s was cut short (TRUNC) or could not
  * be resolved to an absolute path (UNRES); an unresolved slot is left empty, never filled with a

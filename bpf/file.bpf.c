@@ -15,20 +15,18 @@
 /* Every open is stashed at entry with the first bytes of its path (see mw_check_rewrite): it may
  * block (a FIFO), and its argument may be rewritten by another thread while it runs. The exit
  * checks the argument against the stash before removing it. */
-static __always_inline int mw_open_enter(__u16 op, int a0, int a1, int a2, int a3, int path_i)
+static __always_inline int mw_open_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					 int a3, int path_i)
 {
-	struct pt_regs *regs;
-
 	if (!mw_is_tracked())
 		return 0;
-	regs = mw_regs();
 	mw_inflight_path(op, regs, a0, a1, a2, a3, (const char *)mw_arg(regs, path_i));
 	return 0;
 }
 
 MW_SYS_ENTER(openat)
 {
-	return mw_open_enter(MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
 }
 
 MW_SYS_EXIT(openat)
@@ -44,7 +42,7 @@ MW_SYS_EXIT(openat)
 
 MW_SYS_ENTER(open)
 {
-	return mw_open_enter(MW_OP_OPEN, MW_UINT(1), MW_UINT(2), 0, 0, 0);
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPEN, MW_UINT(1), MW_UINT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(open)
@@ -60,12 +58,12 @@ MW_SYS_EXIT(open)
 
 MW_SYS_ENTER(creat)
 {
-	return mw_open_enter(MW_OP_CREAT, MW_UINT(1), 0, 0, 0, 0);
+	return mw_open_enter(mw_ctx_regs, MW_OP_CREAT, MW_UINT(1), 0, 0, 0, 0);
 }
 
 MW_SYS_ENTER(openat2)
 {
-	return mw_open_enter(MW_OP_OPENAT2, MW_INT(0), 0, 0, 0, 1);
+	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT2, MW_INT(0), 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(creat)

@@ -43,6 +43,20 @@ struct {
 	__type(value, __u64);
 } tracked SEC(".maps") __weak;
 
+/* The tracked set again, as a bitmap over tgids (bit tgid % 64 of word tgid / 64): the filter
+ * that every syscall of every process on the host pays, in the dispatchers, before anything
+ * else. An array lookup the verifier inlines (no helper call, no hashing) and a bit test,
+ * instead of a tail call and a hash lookup. `tracked` stays the authoritative set (start times,
+ * what user space lists); both change together: at fork (set), at group exit (clear), when the
+ * collector seeds a process (set, by an atomic OR on the mmap'ed array). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MW_PID_WORDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} tracked_bits SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, MW_RINGBUF_BYTES);

@@ -202,7 +202,7 @@ MW_SYS_EXIT(listen)
 
 /* ---- accept --------------------------------------------------------------------------------- */
 
-static __always_inline int mw_accept_enter(__u16 op)
+static __always_inline int mw_accept_enter(struct pt_regs *mw_ctx_regs, __u16 op)
 {
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, op, 0, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0,
@@ -216,7 +216,7 @@ static __always_inline int mw_accept_enter(__u16 op)
 	return mw_sys_plain(&s);
 }
 
-static __always_inline int mw_accept_exit(long ret, __u16 op)
+static __always_inline int mw_accept_exit(struct pt_regs *mw_ctx_regs, long ret, __u16 op)
 {
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, op, ret, MW_INT(0),
@@ -243,22 +243,22 @@ static __always_inline int mw_accept_exit(long ret, __u16 op)
 
 MW_SYS_ENTER(accept)
 {
-	return mw_accept_enter(MW_OP_ACCEPT);
+	return mw_accept_enter(mw_ctx_regs, MW_OP_ACCEPT);
 }
 
 MW_SYS_EXIT(accept)
 {
-	return mw_accept_exit(ret, MW_OP_ACCEPT);
+	return mw_accept_exit(mw_ctx_regs, ret, MW_OP_ACCEPT);
 }
 
 MW_SYS_ENTER(accept4)
 {
-	return mw_accept_enter(MW_OP_ACCEPT4);
+	return mw_accept_enter(mw_ctx_regs, MW_OP_ACCEPT4);
 }
 
 MW_SYS_EXIT(accept4)
 {
-	return mw_accept_exit(ret, MW_OP_ACCEPT4);
+	return mw_accept_exit(mw_ctx_regs, ret, MW_OP_ACCEPT4);
 }
 
 /* ---- sends ---------------------------------------------------------------------------------- */
@@ -347,7 +347,7 @@ static long mw_mmsg_one(__u32 i, void *data)
 	struct mw_mmsg_ctx *c = data;
 	struct iovec iov;
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMMSG, c->ret, 0, 0, 0, 0);
+	struct mw_event *e = mw_sys_begin_regs(&s, mw_regs(), MW_OP_SENDMMSG, c->ret, 0, 0, 0, 0);
 	struct sock *sk;
 	__u32 data_off;
 	bool addressed;
@@ -371,7 +371,7 @@ MW_SYS_EXIT(sendmmsg)
 
 	if (!mw_is_tracked())
 		return 0;
-	regs = mw_regs();
+	regs = mw_ctx_regs;
 	c.ret = ret;
 	c.fd = (int)mw_arg(regs, 0);
 	c.vec = (const struct mmsghdr *)mw_arg(regs, 1);

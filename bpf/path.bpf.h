@@ -28,8 +28,10 @@ enum mw_walk_state {
 };
 
 struct mw_walk {
+	struct mw_scratch *s; /* this CPU's scratch, looked up once per walk, not per step */
 	struct dentry *d;
 	struct vfsmount *vm;
+	struct dentry *vm_root; /* vm->mnt_root, read when vm changes, not per step */
 	struct mount *mnt;
 	struct dentry *root_d;
 	struct vfsmount *root_vm;
@@ -44,11 +46,13 @@ static __always_inline struct mount *mw_real_mount(struct vfsmount *vm)
 	return (struct mount *)((void *)vm - bpf_core_field_offset(struct mount, mnt));
 }
 
+/* One step: three helper calls (parent, name, name bytes), or three reads at a mount crossing.
+ * The pointers come from bpf_probe_read_kernel (they are not BTF pointers: the walk starts
+ * from a struct file read out of the fd table), hence BPF_CORE_READ rather than direct loads. */
 static long mw_walk_step(__u32 i, void *ctx)
 {
 	struct mw_walk *w = ctx;
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct mw_scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	struct mw_scratch *s = w->s;
 	/* locals: CO-RE reads must start from a kernel type, not from struct mw_walk */
 	struct dentry *d = w->d;
 	struct vfsmount *vm = w->vm;
@@ -65,16 +69,18 @@ static long mw_walk_step(__u32 i, void *ctx)
 		w->state = MW_WALK_DONE;
 		return 1;
 	}
-	if (d == BPF_CORE_READ(vm, mnt_root)) {
+	if (d == w->vm_root) {
 		struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
 
 		if (parent == mnt) { /* a root we are not under: not reachable from the task */
 			w->state = w->to_top ? MW_WALK_DONE : MW_WALK_UNRES;
 			return 1;
 		}
+		vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
 		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
 		w->mnt = parent;
-		w->vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		w->vm = vm;
+		w->vm_root = BPF_CORE_READ(vm, mnt_root);
 		return 0;
 	}
 	up = BPF_CORE_READ(d, d_parent);
@@ -110,13 +116,16 @@ static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path
 					     __u32 *start, bool to_top)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *vm = BPF_CORE_READ(p, mnt);
 	struct mw_walk w = {};
 
+	w.s = r->s;
 	w.d = BPF_CORE_READ(p, dentry);
-	w.vm = BPF_CORE_READ(p, mnt);
-	if (!w.d || !w.vm)
+	w.vm = vm;
+	if (!w.d || !vm)
 		return MW_WALK_UNRES;
-	w.mnt = mw_real_mount(w.vm);
+	w.mnt = mw_real_mount(vm);
+	w.vm_root = BPF_CORE_READ(vm, mnt_root);
 	w.to_top = to_top;
 	if (!to_top) {
 		w.root_d = BPF_CORE_READ(task, fs, root.dentry);

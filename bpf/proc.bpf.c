@@ -38,9 +38,9 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	struct mw_rec r;
 	struct mw_event *e;
 
-	if (!bpf_map_lookup_elem(&tracked, &ptgid))
+	if (!mw_tgid_tracked(ptgid))
 		return 0;
-	if (ctgid != ptgid && bpf_map_update_elem(&tracked, &ctgid, &cstart, BPF_ANY))
+	if (ctgid != ptgid && !mw_track(ctgid, cstart, true))
 		mw_loss(MW_LOSS_TRACK_FULL);
 	/* ret is what clone returned to the caller: the new task's id (a thread's tid) */
 	e = mw_rec_begin(&r, MW_OP_FORK, BPF_CORE_READ(child, pid));
@@ -115,7 +115,7 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *task, bool group_dea
 	__u32 tid;
 	int code;
 
-	if (!bpf_map_lookup_elem(&tracked, &tgid))
+	if (!mw_tgid_tracked(tgid))
 		return 0;
 	code = BPF_CORE_READ(task, exit_code);
 	if (code == 0 && (BPF_CORE_READ(task, signal, flags) & 0x4 /* SIGNAL_GROUP_EXIT */))
@@ -129,7 +129,7 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *task, bool group_dea
 	tid = BPF_CORE_READ(task, pid);
 	bpf_map_delete_elem(&inflight, &tid);
 	if (group_dead)
-		bpf_map_delete_elem(&tracked, &tgid);
+		mw_track(tgid, 0, false);
 	return 0;
 }
 

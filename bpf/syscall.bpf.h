@@ -31,16 +31,37 @@
 
 /* Handlers are loaded but never attached themselves: the collector puts each in the program
  * array slot of the syscall its name ends with (handle_sys_exit_openat -> __NR_openat). */
+/* The tracepoint's regs argument (mw_ctx_regs) is the task's saved user registers, the same
+ * pointer bpf_task_pt_regs() would return, without the helper calls. */
 #define MW_SYS_EXIT(name)                                                                          \
 	SEC("tp_btf/sys_exit")                                                                     \
-	int BPF_PROG(handle_sys_exit_##name, struct pt_regs *regs_unused, long ret)
+	int BPF_PROG(handle_sys_exit_##name, struct pt_regs *mw_ctx_regs, long ret)
 #define MW_SYS_ENTER(name)                                                                         \
 	SEC("tp_btf/sys_enter")                                                                    \
-	int BPF_PROG(handle_sys_enter_##name, struct pt_regs *regs_unused, long id)
+	int BPF_PROG(handle_sys_enter_##name, struct pt_regs *mw_ctx_regs, long id)
 
-/* Syscall argument i (0..5) from the saved user registers. */
+/* Syscall argument i (0..5) from the saved user registers. regs is a BTF pointer (the
+ * tracepoint's argument or bpf_task_pt_regs), so on x86 its fields are read by direct loads,
+ * not a bpf_probe_read_kernel() helper call each. */
 static __always_inline __u64 mw_arg(struct pt_regs *regs, int i)
 {
+#if defined(__TARGET_ARCH_x86)
+	switch (i) {
+	case 0:
+		return regs->di;
+	case 1:
+		return regs->si;
+	case 2:
+		return regs->dx;
+	case 3:
+		return regs->r10;
+	case 4:
+		return regs->r8;
+	case 5:
+		return regs->r9;
+	}
+	return 0;
+#endif
 	switch (i) {
 	case 0:
 		return PT_REGS_PARM1_CORE_SYSCALL(regs);
@@ -93,9 +114,11 @@ struct mw_sys {
 };
 
 /* Starts the record of syscall op with result ret, copying up to four integer arguments (by
- * spec) into arg[0..3]. NULL for an untracked task, having done nothing but the lookup. */
-static __always_inline struct mw_event *mw_sys_begin(struct mw_sys *s, __u16 op, long ret, int a0,
-						     int a1, int a2, int a3)
+ * spec) from regs into arg[0..3]. NULL for an untracked task, having done nothing but the
+ * lookup. In a handler, mw_sys_begin() passes the tracepoint's own regs. */
+static __always_inline struct mw_event *mw_sys_begin_regs(struct mw_sys *s, struct pt_regs *regs,
+							  __u16 op, long ret, int a0, int a1,
+							  int a2, int a3)
 {
 	struct mw_event *e;
 
@@ -104,7 +127,7 @@ static __always_inline struct mw_event *mw_sys_begin(struct mw_sys *s, __u16 op,
 	e = mw_rec_begin(&s->r, op, ret);
 	if (!e)
 		return NULL;
-	s->regs = mw_regs();
+	s->regs = regs;
 	if (a0)
 		e->arg[0] = mw_arg_spec(s->regs, a0);
 	if (a1)
@@ -115,6 +138,8 @@ static __always_inline struct mw_event *mw_sys_begin(struct mw_sys *s, __u16 op,
 		e->arg[3] = mw_arg_spec(s->regs, a3);
 	return e;
 }
+
+#define mw_sys_begin(s, ...) mw_sys_begin_regs(s, mw_ctx_regs, __VA_ARGS__)
 
 static __always_inline const void *mw_uptr(struct mw_sys *s, int i)
 {

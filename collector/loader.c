@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -38,6 +39,7 @@ struct loader {
 	loader_record_fn on_record;
 	void *ctx;
 	int ncpus;
+	uint64_t *tracked_bits; /* the mmap'ed bitmap of the tracked set (maps.h) */
 	char *notes[LOADER_MAX_NOTES];
 	size_t n_notes;
 };
@@ -224,6 +226,14 @@ struct loader *loader__new(const struct loader_opts *o)
 		      strerror(-err));
 		goto fail;
 	}
+	l->tracked_bits = mmap(NULL, MW_PID_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			       MAP_SHARED, bpf_map__fd(l->skel->maps.tracked_bits), 0);
+	if (l->tracked_bits == MAP_FAILED) {
+		l->tracked_bits = NULL;
+		err = -errno;
+		p_err("failed to map the tracked set: %s", strerror(-err));
+		goto fail;
+	}
 	err = place_handlers(l);
 	if (err) {
 		p_err("failed to set up the syscall dispatch: %s", strerror(-err));
@@ -254,6 +264,8 @@ void loader__free(struct loader *l)
 	if (!l)
 		return;
 	ring_buffer__free(l->ring);
+	if (l->tracked_bits)
+		munmap(l->tracked_bits, MW_PID_WORDS * sizeof(uint64_t));
 	mcpwitness__destroy(l->skel);
 	tracefs_release(l->tracefs_mounted);
 	for (i = 0; i < l->n_notes; i++)
@@ -268,6 +280,8 @@ int loader__track(struct loader *l, pid_t tgid)
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.tracked), &key, &value, BPF_ANY))
 		return -errno;
+	/* atomic: the kernel sets and clears other bits of the same word at forks and exits */
+	__atomic_fetch_or(&l->tracked_bits[key / 64], 1ull << (key % 64), __ATOMIC_SEQ_CST);
 	return 0;
 }
 

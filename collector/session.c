@@ -26,6 +26,7 @@
 #include "log.h"
 #include "options.h"
 #include "session.h"
+#include "wire.h"
 
 #define POLL_MS	       50 /* longest wait before draining what is below the wake-up mark */
 #define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
@@ -85,15 +86,28 @@ static void seal_after_write(struct session *s)
 	s->seal_pending = true;
 }
 
+/* Appends a record packed by wire.c (the hot path: one per kernel record). */
+static int append_packed(struct session *s, enum mcpt_type type, size_t len, uint64_t ts)
+{
+	int err;
+
+	if (s->write_err)
+		return s->write_err;
+	err = mcpt_writer__append_raw(s->writer, type, s->wire, len, ts);
+	if (err)
+		set_write_err(s, err, "record");
+	return err;
+}
+
 static int on_stdio(struct session *s, const struct mw_event *ev, size_t size)
 {
 	Mcpt__StdioFrame frame;
 
-	if (encode_stdio(ev, size, &frame)) {
+	if (encode_stdio(ev, size, &frame) || wire_stdio_max(&frame) > sizeof(s->wire)) {
 		p_warn("dropping a malformed channel record (%zu bytes)", size);
 		return 0;
 	}
-	if (append(s, MCPT_T_STDIO, &frame.base, ev->ts))
+	if (append_packed(s, MCPT_T_STDIO, wire_stdio_pack(&frame, s->wire), ev->ts))
 		return -EIO;
 	if (frame.dir == MCPT__STDIO_FRAME__DIR__WRITE && frame.last)
 		seal_after_write(s);
@@ -161,12 +175,14 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 		err = on_stdio(s, ev, size);
 		return err ? err : budget_spent(s);
 	}
-	if (encode_event(ev, size, &enc)) {
+	if (encode_event(ev, size, &enc) || wire_event_max(&enc.msg) > sizeof(s->wire)) {
 		p_warn("dropping a malformed kernel record (%zu bytes)", size);
 		return budget_spent(s);
 	}
 	s->records++;
-	return append(s, MCPT_T_EVENT, &enc.msg.base, ev->ts) ? -EIO : budget_spent(s);
+	return append_packed(s, MCPT_T_EVENT, wire_event_pack(&enc.msg, s->wire), ev->ts) ?
+		       -EIO :
+		       budget_spent(s);
 }
 
 /* Writes a Loss record for every reason whose kernel counter grew since the last call, with the

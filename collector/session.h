@@ -41,6 +41,8 @@ struct session {
 	uint64_t linger_until_ms;
 	int stop_signals; /* INT/TERM/HUP received */
 	bool stop_now;
+	/* the record being packed (wire.c): a kernel record's fields plus framing fit */
+	uint8_t wire[MW_EVENT_MAX + 512];
 };
 
 /* Sets up signal handling (INT, TERM, HUP, CHLD through a signalfd) and the epoll set. Must

@@ -241,6 +241,10 @@ struct mcpt_record {
 	const uint8_t *body; /* the inner message bytes (unpack with the type's descriptor) */
 	size_t body_len;
 	bool provisional;
+	/* the body already unpacked by the verifier's strict parse (a data record of a known
+	 * type delivered as it is read, i.e. without hold_segments), else NULL: valid during the
+	 * callback only, read-only. Saves the caller a second unpack of the same bytes. */
+	const ProtobufCMessage *msg;
 };
 
 /* Return 0 to go on, non-zero to stop reading (mcpt_verify then returns that value). */

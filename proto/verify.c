@@ -31,6 +31,7 @@ int mcpt_v_deliver(struct vstate *v, uint64_t index, uint64_t offset, uint32_t t
 		.body = body,
 		.body_len = len,
 		.provisional = provisional,
+		.msg = v->offer_msg,
 	};
 	int r;
 
@@ -120,11 +121,13 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 	const ProtobufCMessageDescriptor *d = mcpt_type_descriptor(type);
 	ProtobufCMessage *m;
 
+	v->parsed = NULL;
 	if (!d)
 		return 0; /* unknown types are counted, not parsed */
 	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
 	m = protobuf_c_message_unpack(d, &v->arena.pb, len, body);
-	return m ? 0 : -EBADMSG; /* no free_unpacked: the next arena reset releases it all */
+	v->parsed = m; /* no free_unpacked: the next arena reset releases it all */
+	return m ? 0 : -EBADMSG;
 }
 
 static int torn(struct vstate *v, uint64_t at)
@@ -255,7 +258,10 @@ static int data_record(struct vstate *v, struct vframe *f)
 		}
 	}
 	mcpt_segment_add(&v->seg, f->p, f->len);
-	return mcpt_v_offer(v, f);
+	v->offer_msg = v->parsed; /* delivered now (not held): the callback may use it */
+	r = mcpt_v_offer(v, f);
+	v->offer_msg = NULL;
+	return r;
 }
 
 /* Anything after a FINAL seal is E_TRAILING; say what it looks like. Zeros right after the

@@ -46,6 +46,8 @@ struct vstate {
 	mcpt_record_cb cb;
 	void *ctx;
 	int cb_ret;
+	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena) */
+	const ProtobufCMessage *offer_msg; /* handed to the callback with the record offered */
 
 	struct mcpt_reader rd;
 	struct mcpt_arena arena;

@@ -1,0 +1,676 @@
+#!/usr/bin/python3
+"""bench.py - the mcpwitness benchmarks: they print figures, they assert nothing.
+
+Run through test/bench/run.sh (which builds first). Sections, each selectable with --only:
+
+  overhead    loop time of each workload (wl_*.c) traced / untraced: in the tracked tree
+              (launched by mcpwitness-collect), outside it while the collector records an idle
+              server (the cost to the rest of the host), under `strace -f`, and under a bpftrace
+              script doing the same tracing (in its filter, and outside it). Measured
+              interleaved: every repetition runs the untraced baseline and then each variant,
+              and a ratio is variant / baseline of the same repetition. Median and min..max
+              over the repetitions.
+  progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
+              and untracked tasks (enabled for this section only: stats cost time themselves).
+  throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
+              per million events, peak RSS.
+  tracesize   trace bytes per event, by family, of the overhead section's recordings.
+  analyzer    verify / dump / analyze (default policy) events/s and peak RSS on synthetic
+              traces of 1 M and 5 M events written by the real trace writer (gentrace.c).
+  startup     collector: time from exec to the server's first instruction (= first event).
+
+All workloads run as `nobody`. Everything is written under one temporary directory, removed at
+the end unless --keep. The machine's load average and any other BPF program attached to the
+syscall tracepoints (another collector) are reported, since both skew the figures.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PY = "/usr/bin/python3"
+NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+# Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
+ITERS = {"openat": 200000, "forkexec": 1500, "connect": 20000, "stdio": 200000, "mcp": 2000}
+# strace is 10-100x slower: fewer iterations keep a repetition under ~10 s (per-iteration
+# figures are compared, so the counts need not match).
+STRACE_DIV = {"openat": 20, "forkexec": 2, "connect": 10, "stdio": 20, "mcp": 4}
+
+BPFTRACE_SCRIPT = r"""
+BEGIN { @t[SEED] = 1; printf("MWREADY\n"); }
+tracepoint:sched:sched_process_fork /@t[args->parent_pid]/ {
+  @t[args->child_pid] = 1; printf("%llu fork %d %d\n", nsecs, args->parent_pid, args->child_pid); }
+tracepoint:sched:sched_process_exec /@t[pid]/ {
+  printf("%llu exec %d %s\n", nsecs, pid, str(args->filename)); }
+tracepoint:sched:sched_process_exit /@t[pid]/ {
+  printf("%llu exit %d %d\n", nsecs, pid, tid); if (pid == tid) { delete(@t[pid]); } }
+tracepoint:syscalls:sys_enter_openat /@t[pid]/ { @a[tid] = (uint64)args->filename; }
+tracepoint:syscalls:sys_exit_openat /@t[pid]/ {
+  printf("%llu openat %d %d %s %d\n", nsecs, pid, tid, str(@a[tid]), args->ret); delete(@a[tid]); }
+tracepoint:syscalls:sys_enter_connect /@t[pid]/ { @a[tid] = (uint64)args->uservaddr; }
+tracepoint:syscalls:sys_exit_connect /@t[pid]/ {
+  printf("%llu connect %d %d %r %d\n", nsecs, pid, tid, buf(@a[tid], 16), args->ret);
+  delete(@a[tid]); }
+tracepoint:syscalls:sys_enter_write /@t[pid] && args->fd == 1/ { @a[tid] = (uint64)args->buf; }
+tracepoint:syscalls:sys_exit_write /@t[pid] && @a[tid] != 0/ {
+  printf("%llu write %d %d %d %r\n", nsecs, pid, tid, args->ret, buf(@a[tid], 128));
+  delete(@a[tid]); }
+tracepoint:syscalls:sys_enter_read /@t[pid] && args->fd == 0/ { @a[tid] = (uint64)args->buf; }
+tracepoint:syscalls:sys_exit_read /@t[pid] && @a[tid] != 0/ {
+  printf("%llu read %d %d %d %r\n", nsecs, pid, tid, args->ret, buf(@a[tid], 128));
+  delete(@a[tid]); }
+END { clear(@t); clear(@a); }
+"""
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.build = os.path.abspath(args.build)
+        self.collect = os.path.join(self.build, "collector", "mcpwitness-collect")
+        self.analyzer = os.path.join(self.build, "analyzer", "mcpwitness")
+        self.work = tempfile.mkdtemp(prefix="mwbench.")
+        os.chmod(self.work, 0o755)
+        self.bin = self.j("bin")
+        os.mkdir(self.bin)
+        for name in ("wl_openat", "wl_forkexec", "wl_connect", "wl_stdio", "wl_mcp", "evgen",
+                     "bench_listener", "gentrace", "tracestat"):
+            shutil.copy(os.path.join(self.build, "test", "bench", name), self.bin)
+        shutil.copy(os.path.join(SRC, "test", "bench", "mcp_server.py"), self.bin)
+        os.chmod(self.bin, 0o755)
+        self.data = self.j("data")
+        os.mkdir(self.data)
+        os.chmod(self.data, 0o755)
+        for i in range(8):
+            with open(os.path.join(self.data, "file%d.txt" % i), "w") as f:
+                f.write("x" * 4096)
+        r = subprocess.run([self.analyzer, "keygen", "-o", self.j("keys")], capture_output=True,
+                           text=True)
+        if r.returncode:
+            raise SystemExit("keygen failed: " + r.stderr)
+        self.key = self.j("keys", "signing.key")
+        self.pub = self.j("keys", "signing.pub")
+        self.listener = subprocess.Popen([self.j("bin", "bench_listener")], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True)
+        self.port = self.listener.stdout.readline().strip()
+        self.results = {"machine": machine_info(), "sections": {}}
+        self.ntrace = 0
+
+    def j(self, *p):
+        return os.path.join(self.work, *p)
+
+    def close(self):
+        self.listener.stdin.close()
+        self.listener.wait()
+        if self.a.keep:
+            log("kept", self.work)
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    # ---- workloads -----------------------------------------------------------------------
+
+    def wl_cmd(self, wl, iters):
+        b = self.bin
+        if wl == "openat":
+            return [b + "/wl_openat", str(iters), self.data + "/file0.txt"]
+        if wl == "forkexec":
+            return [b + "/wl_forkexec", str(iters), "/bin/true"]
+        if wl == "connect":
+            return [b + "/wl_connect", str(iters), self.port]
+        if wl == "stdio":
+            return [b + "/wl_stdio", str(iters), "128"]
+        raise ValueError(wl)
+
+    def trace_path(self, tag):
+        self.ntrace += 1
+        return self.j("trace-%s-%d.mcpt" % (tag, self.ntrace))
+
+    def collect_cmd(self, trace, cmd):
+        return [self.collect, "-q", "-o", trace, "-k", self.key, "--user", "nobody",
+                "--linger", "0", "--"] + cmd
+
+    def bpftrace_cmd(self, out, seed, cmd=None):
+        script = self.j("trace.bt")
+        with open(script, "w") as f:
+            f.write(BPFTRACE_SCRIPT.replace("SEED", seed))
+        c = ["bpftrace", "-o", out, script]
+        if cmd:
+            c += ["-c", " ".join(cmd)]
+        return c
+
+    def run_variant(self, wl, variant, iters):
+        """Runs one workload once; returns its ns per iteration (or None) and the trace."""
+        trace = None
+        if wl == "mcp":
+            server = [PY, self.bin + "/mcp_server.py", self.data]
+            if variant == "in":
+                trace = self.trace_path("mcp")
+                server = self.collect_cmd(trace, server)
+            elif variant == "strace":
+                server = ["strace", "-f", "-qq", "-o", "/dev/null"] + NOBODY + server
+            elif variant == "bpftrace":
+                trace = self.j("bpftrace.out")
+                server = self.bpftrace_cmd(trace, "cpid", NOBODY + server)
+            else:
+                server = NOBODY + server
+            cmd = [self.bin + "/wl_mcp", str(iters), "--"] + server
+        else:
+            w = self.wl_cmd(wl, iters)
+            if variant == "in":
+                trace = self.trace_path(wl)
+                cmd = self.collect_cmd(trace, w)
+            elif variant == "strace":
+                cmd = ["strace", "-f", "-qq", "-o", "/dev/null"] + NOBODY + w
+            elif variant == "bpftrace":
+                trace = self.j("bpftrace.out")
+                cmd = self.bpftrace_cmd(trace, "cpid", NOBODY + w)
+            else:
+                cmd = NOBODY + w
+        env = dict(os.environ, BPFTRACE_STRLEN="200")
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+        drain = threading.Thread(target=lambda: shutil.copyfileobj(p.stdout, open(os.devnull, "wb")))
+        drain.start()
+        err = p.stderr.read().decode(errors="replace")
+        p.wait()
+        drain.join()
+        for line in err.splitlines():
+            f = line.split()
+            if line.startswith("RESULT ") and len(f) >= 5:
+                return (float(f[2]), float(f[4])), trace
+        log("  %s/%s failed (exit %d): %s" % (wl, variant, p.returncode, err.strip()[-400:]))
+        return (None, None), trace
+
+    # ---- idle sessions: the cost to processes outside the tracked tree --------------------
+
+    def idle_collector(self, tag="idle"):
+        trace = self.trace_path(tag)
+        p = subprocess.Popen(self.collect_cmd(trace, ["/bin/sh", "-c",
+                                                      "echo MWREADY >&2; exec cat >/dev/null"]),
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        wait_ready(p.stderr)
+        return p, trace
+
+    def stop(self, p):
+        p.stdin.close()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = status
+        threading.Thread(target=p.stderr.read, daemon=True).start()
+        return ru
+
+    def idle_bpftrace(self):
+        sleeper = subprocess.Popen(NOBODY + ["/bin/sleep", "100000"])
+        out = self.j("bpftrace-idle.out")
+        if os.path.exists(out):
+            os.unlink(out)
+        p = subprocess.Popen(self.bpftrace_cmd(out, str(sleeper.pid)), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if os.path.exists(out) and "MWREADY" in open(out).read():
+                break
+            time.sleep(0.05)
+        return p, sleeper
+
+    # ---- sections ------------------------------------------------------------------------
+
+    def overhead(self):
+        wls = self.a.workloads
+        variants = ["in", "out", "strace", "bpftrace", "bpfout"]
+        if not shutil.which("bpftrace"):
+            log("bpftrace not installed: its columns are skipped (run.sh installs it)")
+            variants = [v for v in variants if not v.startswith("bpf")]
+        if self.a.no_reference:
+            variants = ["in", "out"]
+        raw = {wl: {v: [] for v in ["base"] + variants} for wl in wls}
+        keep_traces = {}
+        self.loads = []
+        for rep in range(self.a.reps):
+            self.loads.append("%s/%d" % (loadavg(), other_syscall_bpf()))
+            log("overhead: repetition %d/%d (load %s)" % (rep + 1, self.a.reps, loadavg()))
+            for wl in wls:
+                n = self.scaled(wl)
+                raw[wl]["base"].append(self.run_variant(wl, "base", n)[0])
+                t, trace = self.run_variant(wl, "in", n)
+                raw[wl]["in"].append(t)
+                if trace and wl not in keep_traces:
+                    keep_traces[wl] = trace
+                elif trace and os.path.exists(trace):
+                    os.unlink(trace)
+                if "strace" in variants:
+                    raw[wl]["strace"].append(self.run_variant(wl, "strace",
+                                                              max(1, n // STRACE_DIV[wl]))[0])
+                if "bpftrace" in variants:
+                    raw[wl]["bpftrace"].append(self.run_variant(wl, "bpftrace", n)[0])
+            p, trace = self.idle_collector()
+            for wl in wls:
+                raw[wl]["out"].append(self.run_variant(wl, "out", self.scaled(wl))[0])
+            self.stop(p)
+            os.unlink(trace)
+            if "bpfout" in variants:
+                bp, sleeper = self.idle_bpftrace()
+                for wl in wls:
+                    raw[wl]["bpfout"].append(self.run_variant(wl, "bpfout", self.scaled(wl))[0])
+                bp.terminate()
+                bp.wait()
+                sleeper.kill()
+                sleeper.wait()
+        self.traces = keep_traces
+        tables = {}
+        for k, what in ((0, "wall"), (1, "cpu")):
+            table = {}
+            for wl in wls:
+                base = [x[k] for x in raw[wl]["base"]]
+                row = {"base_ns": med(base)}
+                for v in variants:
+                    ratios = [t[k] / b for t, b in zip(raw[wl][v], base) if t[k] and b]
+                    row[v] = summary(ratios)
+                table[wl] = row
+            tables[what] = table
+        self.results["sections"]["overhead"] = {"raw_ns": raw, "ratios": tables,
+                                                "reps": self.a.reps, "loads": self.loads}
+        for what, title in (("wall", "loop wall time"),
+                            ("cpu", "CPU time of the workload (its own and its children's)")):
+            print("\n## Overhead, %s: traced / untraced, median (min..max) of %d repetitions"
+                  % (title, self.a.reps))
+            print("%-9s %10s | %-18s %-18s | %-18s %-18s %-18s" % (
+                "workload", "untraced", "mcpwitness in", "mcpwitness out", "strace -f",
+                "bpftrace in", "bpftrace out"))
+            for wl in wls:
+                r = tables[what][wl]
+                if what == "cpu" and wl == "mcp":
+                    continue  # the server is not the client's child in every variant
+                print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s %-18s" % (
+                    wl, r["base_ns"] or 0, fmt(r.get("in")), fmt(r.get("out")),
+                    fmt(r.get("strace")), fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
+        print("load average / other BPF tracing links at each repetition: %s"
+              % " ".join(self.loads))
+        print("(other collectors attach programs to the same tracepoints: a repetition that ran "
+              "beside one is slowed in every column)")
+
+    def scaled(self, wl):
+        return max(1, int(ITERS[wl] * self.a.scale))
+
+    def tracesize(self):
+        traces = getattr(self, "traces", None)
+        if not traces:
+            log("tracesize: needs the overhead section's recordings; recording them now")
+            traces = {}
+            for wl in self.a.workloads:
+                traces[wl] = self.run_variant(wl, "in", self.scaled(wl))[1]
+        out = {}
+        print("\n## Trace bytes per record (whole frames), from the in-tree recordings")
+        print("(projected: the same events with a chunk-scoped path and task table, "
+              "test/bench/pathproj.c; not implemented in the format yet)")
+        print("%-9s %-10s %10s %12s %8s %14s" % ("workload", "class", "records", "bytes", "B/rec",
+                                                 "projected B/rec"))
+        for wl, trace in traces.items():
+            stats = tracestat(self.j("bin", "tracestat"), trace)
+            out[wl] = stats
+            for cls, (n, b, per) in sorted(stats.items()):
+                if cls in ("header", "verdict", "lost") or cls.startswith("proj:"):
+                    continue
+                proj = stats.get("proj:" + cls)
+                print("%-9s %-10s %10d %12d %8.1f %14s" % (wl, cls, n, b, per,
+                                                           "%.1f" % proj[2] if proj else ""))
+        self.results["sections"]["tracesize"] = out
+
+    def progstats(self):
+        """Per-program average run time, tracked (in-tree openat loop) vs untracked."""
+        set_bpf_stats(1)
+        try:
+            rows = {}
+            for wl in ("openat", "stdio", "connect"):
+                rows[wl] = self.progstats_one(wl)
+        finally:
+            set_bpf_stats(0)
+        self.results["sections"]["progstats"] = rows
+        print("\n## BPF programs: run_time_ns / run_cnt (kernel.bpf_stats_enabled=1)")
+        print("Handlers run by tail call are accounted to the dispatcher that called them.")
+        print("%-9s %-28s %14s %10s %14s %10s" % ("workload", "program", "tracked ns/run",
+                                                   "runs", "untracked ns/run", "runs"))
+        for wl, progs in rows.items():
+            for name, r in sorted(progs.items()):
+                if not r["tracked"][1] and not r["untracked"][1]:
+                    continue
+                print("%-9s %-28s %14s %10d %14s %10d" % (
+                    wl, name, fmtns(r["tracked"]), r["tracked"][1], fmtns(r["untracked"]),
+                    r["untracked"][1]))
+
+    def progstats_one(self, wl):
+        n = self.scaled(wl) // 2
+        w = self.wl_cmd(wl, n)
+        agent = "echo MWREADY >&2; read x; %s; echo MWDONE >&2; read x" % " ".join(w)
+        trace = self.trace_path("stats")
+        p = subprocess.Popen(self.collect_cmd(trace, ["/bin/sh", "-c", agent]),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        threading.Thread(target=lambda: shutil.copyfileobj(p.stdout, open(os.devnull, "wb")),
+                         daemon=True).start()
+        wait_ready(p.stderr)
+        s0 = prog_stats(p.pid)
+        # untracked: the same loop outside the tree while the collector records the agent
+        subprocess.run(NOBODY + self.wl_cmd(wl, n), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        s1 = prog_stats(p.pid)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        wait_ready(p.stderr, "MWDONE")
+        s2 = prog_stats(p.pid)
+        self.stop(p)
+        os.unlink(trace)
+        rows = {}
+        for name in s2:
+            rows[name] = {"untracked": delta(s0, s1, name), "tracked": delta(s1, s2, name)}
+        return rows
+
+    def throughput(self):
+        rates = self.a.rates
+        rows = []
+        print("\n## Collector throughput: %d s at each offered rate, default buffers" %
+              self.a.seconds)
+        print("%10s %10s %8s %10s %8s %10s %8s %9s" % (
+            "offered/s", "achieved/s", "threads", "recorded", "lost", "CPU s/M ev", "CPU %",
+            "peak RSS"))
+        for rate in rates:
+            threads = 1 if rate <= 300000 else 2
+            trace = self.trace_path("rate")
+            cmd = self.collect_cmd(trace, [self.bin + "/evgen", str(rate), str(self.a.seconds),
+                                           str(threads)])
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            wait_ready(p.stderr, "MWSTART")  # BPF loaded, the server runs: steady state
+            # The collector's own CPU and peak RSS, sampled from /proc until it exits: wait4's
+            # rusage would add its waited-for children (the load generator itself).
+            t0, cpu0 = time.monotonic(), proc_cpu(p.pid)
+            last = {"cpu": cpu0, "hwm": 0}
+            err = []
+            threading.Thread(target=lambda: err.append(p.stderr.read().decode()),
+                             daemon=True).start()
+            while p.poll() is None:
+                try:
+                    last["cpu"] = proc_cpu(p.pid)
+                    last["hwm"] = max(last["hwm"], proc_hwm(p.pid))
+                except (OSError, IndexError, ValueError):
+                    pass
+                time.sleep(0.05)
+            wall = time.monotonic() - t0
+            time.sleep(0.1)
+            achieved = 0.0
+            for line in "".join(err).splitlines():
+                if line.startswith("RESULT evgen"):
+                    achieved = float(line.split()[2])
+            st = tracestat(self.j("bin", "tracestat"), trace)
+            recorded = st.get("file", (0, 0, 0))[0]
+            lost = st.get("lost", (0, 0, 0))[0]
+            cpu = last["cpu"] - cpu0  # from the first event to its last 50 ms
+            row = {"offered": rate, "achieved": achieved, "threads": threads,
+                   "recorded": recorded, "lost": lost, "cpu_s": cpu, "wall_s": wall,
+                   "cpu_s_per_M": cpu / max(recorded, 1) * 1e6, "maxrss_kib": last["hwm"],
+                   "trace_bytes": os.path.getsize(trace)}
+            rows.append(row)
+            print("%10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB" % (
+                rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
+                100 * cpu / wall, last["hwm"] / 1024))
+            os.unlink(trace)
+        ok = [r["achieved"] for r in rows if r["lost"] == 0 and r["recorded"] > 0]
+        print("highest rate with zero loss: %.0f events/s" % (max(ok) if ok else 0))
+        self.results["sections"]["throughput"] = rows
+
+    def analyzer_bench(self):
+        policy = os.path.join(SRC, "policies", "default.yaml")
+        rows = []
+        print("\n## Analyzer on synthetic traces written by the real trace writer (gentrace)")
+        print("%10s %8s %-8s %8s %12s %12s %9s" % ("events", "MiB", "command", "wall s",
+                                                 "events/s", "ev/CPU s", "peak RSS"))
+        for n in self.a.analyzer_events:
+            trace = self.j("synth-%d.mcpt" % n)
+            subprocess.run([self.bin + "/gentrace", trace, self.key, str(n)], check=True,
+                           stdout=subprocess.DEVNULL)
+            size = os.path.getsize(trace) / 2**20
+            cmds = {
+                "verify": [self.analyzer, "verify", trace, "--pubkey", self.pub],
+                "dump": [self.analyzer, "dump", trace],
+                "analyze": [self.analyzer, "analyze", trace, "--pubkey", self.pub, "-p", policy],
+            }
+            for name, cmd in cmds.items():
+                best = None
+                for _ in range(self.a.analyzer_reps):
+                    wall, cpu, rss, rc = timed(cmd)
+                    if best is None or wall < best[0]:
+                        best = (wall, cpu, rss, rc)
+                wall, cpu, rss, rc = best
+                row = {"events": n, "mib": size, "command": name, "wall_s": wall, "cpu_s": cpu,
+                       "events_per_s": n / wall, "events_per_cpu_s": n / cpu,
+                       "maxrss_kib": rss, "exit": rc}
+                rows.append(row)
+                print("%10d %8.0f %-8s %8.2f %12.0f %12.0f %7.1fMiB%s" % (
+                    n, size, name, wall, n / wall, n / cpu, rss / 1024,
+                    "" if rc in (0, 1) else "  (exit %d)" % rc))
+            os.unlink(trace)
+        self.results["sections"]["analyzer"] = rows
+
+    def startup(self):
+        times = []
+        for _ in range(self.a.startup_reps):
+            t0 = time.monotonic()
+            p, trace = self.idle_collector("start")
+            times.append(time.monotonic() - t0)
+            self.stop(p)
+            os.unlink(trace)
+        s = summary(times)
+        self.results["sections"]["startup"] = s
+        print("\n## Collector startup: exec to the server's first instruction")
+        print("median %.2f s (min %.2f, max %.2f) over %d runs" % (s["median"], s["min"],
+                                                                  s["max"], len(times)))
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+def wait_ready(stream, word="MWREADY"):
+    while True:
+        line = stream.readline()
+        if not line:
+            raise SystemExit("the traced agent did not start")
+        if word.encode() in line:
+            return
+
+
+def timed(cmd):
+    """Wall and CPU seconds, peak RSS (KiB) and exit status of cmd. The peak is VmHWM sampled
+    every 20 ms: wait4's ru_maxrss would report the forking Python's own size when that is
+    larger (it carries over across exec)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    hwm = [0]
+
+    def sample():
+        while True:
+            try:
+                hwm[0] = max(hwm[0], proc_hwm(p.pid))
+            except (OSError, ValueError):
+                return
+            time.sleep(0.02)
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    _, status, ru = os.wait4(p.pid, 0)
+    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, hwm[0], status >> 8
+
+
+def tracestat(tool, trace):
+    r = subprocess.run([tool, trace], capture_output=True, text=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] == "STAT":
+            out[f[1]] = (int(f[2]), int(f[3]), float(f[4]))
+        elif len(f) == 5 and f[0] == "PROJ":
+            out["proj:" + f[1]] = (int(f[2]), int(f[3]), float(f[4]))
+        elif len(f) == 3 and f[0] == "STAT" and f[1] == "lost":
+            out["lost"] = (int(f[2]), 0, 0.0)
+    return out
+
+
+def prog_ids(pid):
+    """Ids of the BPF programs whose fds process pid holds (from /proc/PID/fdinfo)."""
+    ids = set()
+    d = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(d):
+        try:
+            for line in open(os.path.join(d, fd)):
+                if line.startswith("prog_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def prog_stats(pid):
+    """name -> (run_time_ns, run_cnt) of the BPF programs held by process pid."""
+    ids = prog_ids(pid)
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
+    out = {}
+    for prog in json.loads(r.stdout or "[]"):
+        if prog.get("id") not in ids:
+            continue
+        name = prog.get("name", "?")
+        t, c = out.get(name, (0, 0))
+        out[name] = (t + prog.get("run_time_ns", 0), c + prog.get("run_cnt", 0))
+    return out
+
+
+def proc_hwm(pid):
+    """Peak resident set size of a process (VmHWM), in KiB."""
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def proc_cpu(pid):
+    """utime + stime of a process, in seconds."""
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def delta(a, b, name):
+    t0, c0 = a.get(name, (0, 0))
+    t1, c1 = b.get(name, (0, 0))
+    return (t1 - t0, c1 - c0)
+
+
+def set_bpf_stats(v):
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write(str(v))
+
+
+def fmtns(tc):
+    t, c = tc
+    return "%.0f" % (t / c) if c else "-"
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summary(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
+
+
+def fmt(s):
+    if not s:
+        return "-"
+    return "%.2fx (%.2f-%.2f)" % (s["median"], s["min"], s["max"])
+
+
+def loadavg():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def other_syscall_bpf():
+    """BPF programs attached to the syscall path that are not ours (another collector)."""
+    r = subprocess.run(["bpftool", "-j", "link", "show"], capture_output=True, text=True)
+    n = 0
+    try:
+        for link in json.loads(r.stdout or "[]"):
+            if link.get("type") in ("raw_tracepoint", "tracing", "perf_event"):
+                n += 1
+    except ValueError:
+        pass
+    return n
+
+
+def machine_info():
+    u = os.uname()
+    cpu = "?"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return {"kernel": u.release, "cpus": os.cpu_count(), "cpu": cpu, "load_start": loadavg()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(SRC, "build"))
+    ap.add_argument("--only", default="startup,overhead,tracesize,progstats,throughput,analyzer")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
+    ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
+    ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--analyzer-events", default="1000000,5000000")
+    ap.add_argument("--analyzer-reps", type=int, default=1)
+    ap.add_argument("--startup-reps", type=int, default=3)
+    ap.add_argument("--json", help="also write the figures as JSON to this file")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="overhead: mcpwitness only, without the strace and bpftrace columns")
+    a = ap.parse_args()
+    a.workloads = a.workloads.split(",")
+    a.rates = [int(x) for x in a.rates.split(",")]
+    a.analyzer_events = [int(x) for x in a.analyzer_events.split(",")]
+    if os.geteuid() != 0:
+        raise SystemExit("the benchmarks load BPF programs: run as root")
+    b = Bench(a)
+    m = b.results["machine"]
+    print("# mcpwitness benchmarks: %s, %d CPUs (%s), load average %s at start" % (
+        m["kernel"], m["cpus"], m["cpu"], m["load_start"]))
+    links = other_syscall_bpf()
+    if links:
+        print("# note: %d BPF tracing link(s) of other programs were attached at start "
+              "(another collector?): every figure pays for them" % links)
+    try:
+        for sec in a.only.split(","):
+            {"overhead": b.overhead, "tracesize": b.tracesize, "progstats": b.progstats,
+             "throughput": b.throughput, "analyzer": b.analyzer_bench,
+             "startup": b.startup}[sec]()
+            sys.stdout.flush()
+    finally:
+        b.results["machine"]["load_end"] = loadavg()
+        print("\n# load average at end: %s" % b.results["machine"]["load_end"])
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(b.results, f, indent=1)
+        b.close()
+
+
+if __name__ == "__main__":
+    main()
