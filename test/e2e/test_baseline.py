@@ -6,7 +6,9 @@
   analysed with the default policy and the baseline: no finding at all
 - a session in which `work` also shells out and `connect` contacts 127.0.0.1 on another port:
   exactly those two drift findings (drift.exec in work, drift.connect in connect), nothing else,
-  each carrying the W3C traceparent its request sent in _meta
+  each carrying the W3C traceparent its request sent in _meta: in JSON
+  (call.call.trace_context), in SARIF (result.properties.traceparent, the same for the same
+  finding) and in the HTML timeline; SARIF and HTML name the client and the server
 - `diff` of the same: exactly those two new items; a session calling connect right after echo
   (an edge never seen, to a tool that sends data): one sequence drift with its sequence
 - learn and diff rerun give byte-identical output; a tampered trace is refused with one line,
@@ -127,6 +129,7 @@ class Baseline(mwtest.E2ETestCase):
         self.assertEqual(conn["evidence"]["addr"], "127.0.0.1:%d" % self.l2.port)
         ex = [f for f in got if f["rule"] == "drift.exec"][0]
         self.assertEqual(ex["evidence"]["path"], "/bin/sh")
+        self.check_sarif_html(drift, bl, got)
 
         # diff: the same two are new; stable in text and JSON
         r = self.diff(base, drift, "--json")
@@ -147,6 +150,31 @@ class Baseline(mwtest.E2ETestCase):
         self.assertEqual([(q["from"], q["to"], q["sends_data"], q["sequence"])
                           for q in doc["sequence_drift"]],
                          [("echo", "connect", True, "echo -> connect")])
+
+    def report(self, trace, baseline, fmt):
+        r = self.mw("analyze", trace, "--pubkey", self.keys.public, "-p", mwtest.DEFAULT_POLICY,
+                    "-p", baseline, "--format", fmt, "--fail-on", "info", codes=(1,))
+        return r.stdout
+
+    def check_sarif_html(self, trace, baseline, findings):
+        """SARIF and HTML of the drift session carry what its JSON findings carry."""
+        run = json.loads(self.report(trace, baseline, "sarif"))["runs"][0]
+        self.assertEqual(len(run["results"]), len(findings))
+        for res, f in zip(run["results"], findings):
+            self.assertEqual(res["ruleId"], f["rule"])
+            self.assertEqual(res["properties"]["traceparent"],
+                             f["call"]["call"]["trace_context"]["traceparent"])
+            self.assertEqual(res["properties"]["traceparent"], TP)
+        ident = run["properties"]["identity"]
+        self.assertEqual((ident["client"]["name"], ident["client"]["from"]),
+                         ("mcp_driver", "initialize"))
+        self.assertEqual(ident["server"]["name"], "mcpwitness-test-server")
+        self.assertEqual(ident["server"]["command"], ["/usr/bin/python3", SERVER])
+        page = self.report(trace, baseline, "html")
+        self.assertRegex(page, r'id="identity-client">mcp_driver 1 \(initialize\)</dd>')
+        self.assertRegex(page, r'id="identity-server">mcpwitness-test-server 1\.0 '
+                         r'\(initialize\); command &quot;/usr/bin/python3&quot;')
+        self.assertEqual(page.count("traceparent <code>%s</code>" % TP), 2)
 
     def test_refuses_bad_traces(self):
         good = self.record("t", [("echo", {"text": "hi"})])
