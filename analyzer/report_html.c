@@ -1,8 +1,10 @@
 /*
  * report_html.c - the analysis report as one self-contained HTML page: the verdict on top,
- * what was analyzed (trace, digest, server, policies, analyzer), the counts by severity and the
- * coverage, then the timeline: the startup bucket, every call in the order its request was
- * read (method, tool, arguments, status, duration) with its effects (what its processes did:
+ * who and what (the identity block of every report: client, server with its command line,
+ * executable and digest, user, host), what was analyzed (trace, digest, server process,
+ * policies, analyzer), the counts by severity and the coverage, then the timeline: the startup
+ * bucket, every call in the order its request was read (method, tool, arguments, W3C
+ * traceparent, status, duration) with its effects (what its processes did:
  * files, network, processes, from callsum) and the findings attributed to it, then the ambient
  * and shutdown buckets; then every finding in a table, and the channel notes.
  *
@@ -19,6 +21,7 @@
 
 #include "analyze.h"
 #include "callsum.h"
+#include "identity.h"
 #include "strbuf.h"
 #include "traceinfo.h"
 
@@ -48,13 +51,13 @@ static const char css[] =
 
 /* Text that is already printable and valid UTF-8 (escaped when it was read), made safe for
  * HTML element content and double-quoted attribute values. */
-static void html_text(struct strbuf *sb, const char *s)
+static void html_text_n(struct strbuf *sb, const char *s, const char *end)
 {
 	static const char *const entity[256] = {
 		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
 	};
 
-	for (; s && *s; s++) {
+	for (; s && s < end && *s; s++) {
 		const char *e = entity[(unsigned char)*s];
 
 		if (e)
@@ -62,6 +65,11 @@ static void html_text(struct strbuf *sb, const char *s)
 		else
 			strbuf_putc(sb, *s);
 	}
+}
+
+static void html_text(struct strbuf *sb, const char *s)
+{
+	html_text_n(sb, s, s ? s + strlen(s) : NULL);
 }
 
 /* Raw bytes (header fields, file names): escaped to printable text first, then for HTML. */
@@ -131,18 +139,40 @@ static void meta_trace(struct strbuf *sb, const struct analysis *a)
 	strbuf_puts(sb, "</dd>\n");
 }
 
+/* The identity block as the text report has it (identity_text: one "key: value" line each,
+ * already escaped to printable text), one dt/dd pair a line, each dd with id identity-KEY. */
+static void head_identity(struct strbuf *sb, const struct analysis *a)
+{
+	struct strbuf t = STRBUF_INIT;
+	const char *line, *nl, *colon, *value;
+
+	identity_text(&t, a->hdr, calls_of(a), "");
+	strbuf_puts(sb, "<dl class=\"meta\" id=\"identity\">\n");
+	for (line = strbuf_str(&t) ?: ""; (nl = strchr(line, '\n')); line = nl + 1) {
+		/* the keys are identity_text's own words (client, server, user, host), never
+		 * trace text, and end at the line's first colon */
+		colon = memchr(line, ':', (size_t)(nl - line));
+		if (!colon)
+			continue;
+		value = colon + 1 < nl ? colon + 2 : nl; /* "host:" when nothing is known */
+		strbuf_printf(sb, "<dt>%.*s</dt><dd class=\"mono\" id=\"identity-%.*s\">",
+			      (int)(colon - line), line, (int)(colon - line), line);
+		html_text_n(sb, value, nl);
+		strbuf_puts(sb, "</dd>\n");
+	}
+	strbuf_puts(sb, "</dl>\n");
+	strbuf_fini(&t);
+}
+
 static void meta_server(struct strbuf *sb, const struct analysis *a)
 {
 	const Mcpt__Target *t = a->hdr ? a->hdr->target : NULL;
 
 	if (!t)
 		return;
-	strbuf_printf(sb, "<dt>server</dt><dd class=\"mono\">pid %u uid %u ", t->pid, t->uid);
-	html_bytes(sb, t->exe.data, t->exe.len);
-	strbuf_puts(sb, "</dd>\n<dt>workspace</dt><dd class=\"mono\">");
+	strbuf_printf(sb, "<dt>process</dt><dd class=\"mono\">pid %u</dd>\n", t->pid);
+	strbuf_puts(sb, "<dt>workspace</dt><dd class=\"mono\">");
 	html_bytes(sb, t->cwd.data, t->cwd.len);
-	strbuf_puts(sb, "</dd>\n<dt>home</dt><dd class=\"mono\">");
-	html_bytes(sb, t->home.data, t->home.len);
 	strbuf_puts(sb, "</dd>\n");
 }
 
@@ -402,6 +432,9 @@ static void call_head(struct strbuf *sb, const struct analysis *a, const struct 
 	if (c->args && c->digest[0])
 		strbuf_printf(sb, " (digest %s)", c->digest);
 	strbuf_puts(sb, c->args ? "</div>\n" : "");
+	if (c->traceparent)
+		html_tag_text(sb, "<div class=\"detail\">traceparent <code>", c->traceparent,
+			      "</code></div>\n");
 	if (c->result)
 		html_tag_text(sb, "<div class=\"detail\">result <code>", c->result,
 			      "</code></div>\n");
@@ -516,6 +549,7 @@ static void document(struct strbuf *sb, const struct analysis *a, const struct s
 		      "<h1>mcpwitness report</h1>\n",
 		      css);
 	head_verdict(sb, a);
+	head_identity(sb, a);
 	head_meta(sb, a);
 	head_counts(sb, a);
 	strbuf_puts(sb, "</header>\n<main>\n");

@@ -13,7 +13,11 @@
  *   results           one per finding: the rule, the message, the trace as physical location
  *                     and the call it was attributed to (every candidate when ambiguous) as
  *                     logical location, and the finding as the JSON report has it in
- *                     properties.finding (evidence, process lineage, record index)
+ *                     properties.finding (evidence, process lineage, record index); when that
+ *                     call's request carried a W3C trace context, properties.traceparent (and
+ *                     tracestate), where tracing systems join findings to the agent's spans
+ *   properties        the trace, the policies, the coverage, and the identity block of every
+ *                     report (identity.h): client, server, user, host, trace id
  * Deterministic: keys in a fixed order, no clock, no environment. Text from the trace is
  * already escaped (findings.h, calls.h); JSON escaping does the rest.
  */
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "identity.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -279,15 +284,45 @@ static json_t *finding_location(const struct analysis *a, const struct finding *
 	return loc;
 }
 
+/* The call a finding was attributed to alone (not a bucket, not ambiguous), else NULL. */
+static const struct call *finding_call(const struct analysis *a, const struct finding *f)
+{
+	const struct attribution *at = &f->attr;
+
+	if (!f->has_attr || !a->cm || at->rule == ATTR_BUCKET || at->rule == ATTR_AMBIGUOUS ||
+	    !at->call)
+		return NULL;
+	return callset__get(callmodel__calls(a->cm), at->call);
+}
+
+/* {"traceparent", "tracestate", "finding"}: the trace context only when the call's request
+ * carried one (a property bag holds no nulls that dashboards would show as text). */
+static json_t *result_properties(const struct analysis *a, const struct finding *f)
+{
+	const struct call *c = finding_call(a, f);
+	json_t *o = json_object();
+	int err = o ? 0 : -ENOMEM;
+
+	if (c && c->traceparent)
+		err = err ?: json_put(o, "traceparent", json_string(c->traceparent));
+	if (c && c->traceparent && c->tracestate)
+		err = err ?: json_put(o, "tracestate", json_string(c->tracestate));
+	err = err ?: json_put(o, "finding", report_finding_json(a, f));
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 static json_t *result_json(const struct analysis *a, const struct finding *f)
 {
 	const struct pol_rule *r = f->rule;
 
-	return json_pack("{s:s,s:I,s:s,s:s,s:o,s:[o],s:{s:o}}", "ruleId", r->id, "ruleIndex",
+	return json_pack("{s:s,s:I,s:s,s:s,s:o,s:[o],s:o}", "ruleId", r->id, "ruleIndex",
 			 (json_int_t)f->rule_index, "kind", "fail", "level",
 			 sev_sarif[r->severity].level, "message", message(f->message), "locations",
-			 finding_location(a, f), "properties", "finding",
-			 report_finding_json(a, f));
+			 finding_location(a, f), "properties", result_properties(a, f));
 }
 
 static json_t *results_json(const struct analysis *a)
@@ -361,10 +396,11 @@ static json_t *invocation_json(const struct analysis *a)
 
 static json_t *run_json(const struct analysis *a)
 {
-	return json_pack("{s:{s:o},s:[o],s:o,s:o,s:o,s:{s:o,s:o,s:o}}", "tool", "driver",
+	return json_pack("{s:{s:o},s:[o],s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o}}", "tool", "driver",
 			 driver_json(a), "invocations", invocation_json(a), "artifacts",
 			 artifacts_json(a), "logicalLocations", locations_json(a), "results",
-			 results_json(a), "properties", "trace", report_trace_json(a), "policies",
+			 results_json(a), "properties", "trace", report_trace_json(a), "identity",
+			 identity_json(a->hdr, a->cm ? callmodel__calls(a->cm) : NULL), "policies",
 			 report_policies_json(a), "coverage", report_coverage_json(a));
 }
 

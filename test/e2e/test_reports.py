@@ -15,8 +15,10 @@ the bundled vulnerable example server (test/fixtures/example), recorded once for
 - determinism: text, json, sarif and html are byte-identical run after run, also when the
   second run has another environment (TZ, LANG, HOME, USER) and working directory.
 
-The session also carries hostile text: a tool name and an argument holding a <script> element,
-and a sensitive file whose path holds one.
+The session also carries hostile text: a client name (clientInfo), a tool name and an argument
+holding a <script> element, and a sensitive file whose path holds one. Every format names who
+and what: SARIF in runs[0].properties.identity (the JSON report's identity block, the same),
+HTML in its identity section (client and server by name, the client's hostile name as text).
 """
 import copy
 import hashlib
@@ -36,6 +38,7 @@ from mcp_driver import Session  # noqa: E402
 
 SCHEMA = os.path.join("@microsoft", "jest-sarif", "lib", "schemas", "sarif-2.1.0-rtm.5.json")
 HOSTILE = "<script>alert(1)</script>"
+CLIENT = "reports-client " + HOSTILE
 SERVER = os.path.join(mwtest.EXAMPLE_DIR, "vulnerable_server.py")
 
 
@@ -53,7 +56,9 @@ def record_session(work, keys, listener):
     env = dict(os.environ, HOME=home)
     s = Session(mwtest.collect_cmd(trace, keys, ["python3", SERVER]), env=env, cwd=ws)
     try:
-        s.initialize()
+        s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": CLIENT, "version": "7"}})
+        s.notify("notifications/initialized")
         s.call("echo", {"text": HOSTILE})
         s.call("add", {"a": 2, "b": 3})
         s.call("read_file", {"path": "~/.ssh/id_rsa"})
@@ -185,6 +190,12 @@ class Reports(mwtest.E2ETestCase):
         self.assertEqual(art["length"], os.path.getsize(self.trace))
         self.assertEqual(art["location"]["uri"], "file://" + self.trace)
         self.assertEqual(run["artifacts"][1]["roles"], ["policy"])
+        # who and what: the identity block of the JSON report, whole
+        ident = run["properties"]["identity"]
+        self.assertEqual(ident, self.json["identity"])
+        self.assertEqual(ident["client"]["name"], CLIENT)
+        self.assertEqual(ident["server"]["name"], "mcpwitness-vulnerable-example")
+        self.assertEqual(ident["trace_id"], self.json["trace"]["id"])
         inv = run["invocations"][0]
         self.assertTrue(inv["executionSuccessful"])
         self.assertIn("VALID_COMPLETE", inv["toolExecutionNotifications"][0]["message"]["text"])
@@ -221,6 +232,15 @@ class Reports(mwtest.E2ETestCase):
         self.assertNotIn("script", dom.tags)  # the hostile strings made no element
         text = "".join(dom.text)
         self.assertIn("VALID_COMPLETE", "".join(dom.ids["verdict"]))
+        # the identity section: the client's hostile name as text, the server, its digest
+        ident = self.json["identity"]
+        self.assertEqual("".join(dom.ids["identity-client"]), CLIENT + " 7 (initialize)")
+        server = "".join(dom.ids["identity-server"])
+        self.assertTrue(server.startswith("mcpwitness-vulnerable-example 1.0 (initialize)"),
+                        server)
+        self.assertIn("blake2b-256:" + ident["server"]["exe_blake2b_256"], server)
+        self.assertIn("uid %d" % ident["user"]["uid"], "".join(dom.ids["identity-user"]))
+        self.assertIn(ident["host"]["kernel"], "".join(dom.ids["identity-host"]))
         calls = self.json["calls"]
         self.assertEqual(len(calls), 9)  # initialize and 8 tools/call
         for c in calls:
