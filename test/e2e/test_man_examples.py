@@ -92,11 +92,13 @@ def all_help(programs):
     for prog in programs:
         out.append(mwtest.run([prog, "--help"]).stdout)
         if prog == mwtest.ANALYZER:
-            for verb in (["keygen"], ["verify"], ["dump"], ["analyze"], ["policy", "check"],
-                         ["probe"], ["calls"], ["policy", "learn"], ["diff"]):
+            for verb in VERBS:
                 out.append(mwtest.run([prog] + verb + ["--help"]).stdout)
     return "\n".join(out)
 
+
+VERBS = (["keygen"], ["verify"], ["dump"], ["export"], ["calls"], ["analyze"],
+         ["policy", "check"], ["policy", "learn"], ["diff"], ["probe"])
 
 PAGE_PROGRAMS = {
     "mcpwitness.1": [mwtest.ANALYZER, mwtest.COLLECT],
@@ -117,6 +119,18 @@ class ManExamples(mwtest.E2ETestCase):
             for opt in sorted(page_options(page)):
                 self.assertRegex(helps, r"(?<![\w-])%s\b" % re.escape(opt),
                                  "%s names %s, which no --help lists" % (page, opt))
+
+    def test_every_option_documented(self):
+        """The other way round: each option a --help lists is described in the program's page."""
+        pages = {mwtest.COLLECT: "mcpwitness-collect.8", mwtest.ANALYZER: "mcpwitness.1"}
+        for prog, page in pages.items():
+            documented = page_options(page)
+            verbs = VERBS if prog == mwtest.ANALYZER else ([],)
+            for verb in verbs:
+                helptext = mwtest.run([prog] + verb + ["--help"]).stdout
+                for opt in sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", helptext))):
+                    self.assertIn(opt, documented, "%s %s --help lists %s, which %s does not "
+                                  "describe" % (os.path.basename(prog), " ".join(verb), opt, page))
 
     def test_collect_examples(self):
         run_page(self, "mcpwitness-collect.8", build_env(), os.path.join(mwtest.SOURCE_DIR, "policies"))
