@@ -43,6 +43,19 @@ class Demo(mwtest.E2ETestCase):
             self.assertIn(line, out)
         self.assertNotIn("exec.unexpected: executed /usr/bin/python3", out)
         self.assertTrue(os.path.exists(os.path.join(tmp.group(1), "findings.json")))
+        # the calls story: the shell-out under its call, placed there by lineage
+        story = out[out.index("== 4. the calls"):out.index("== 5. findings")]
+        call = story[story.index("tools/call run_command"):]
+        call = call[:call.index("\n== ")]
+        self.assertRegex(call, r'/bin/sh \["/bin/sh" "-c" "id -un; uname -s"\] lineage')
+        self.assertIn("exec /usr/bin/id", call)
+        # and the HTML report, self-contained, naming the call and the finding
+        with open(os.path.join(tmp.group(1), "report.html"), encoding="utf-8") as f:
+            html = f.read()
+        self.assertIn("run_command", html)
+        self.assertIn("exec.unexpected", html)
+        m = re.search(r"<script|<link|<img|<iframe|\ssrc=|\shref=", html)
+        self.assertIsNone(m, "the report loads something: %r" % (m and html[m.start():m.start() + 80]))
 
 
 if __name__ == "__main__":
