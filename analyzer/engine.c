@@ -177,7 +177,7 @@ static int on_message(void *ctx, const struct ev_view *v, const struct attributi
 		      uint64_t index)
 {
 	struct engine *e = ctx;
-	struct proc *p = e->tpid ? proctree__find(e->pt, e->tpid, e->tpstart) : NULL;
+	struct proc *p = proctree__target(e->pt); /* the server reads and writes the channel */
 
 	e->st.messages++;
 	return evaluate_subject(e, v, index, false, p, a);

@@ -69,6 +69,11 @@ struct proc *proctree__find(const struct proctree *pt, uint32_t pid, uint64_t ps
 	return p;
 }
 
+struct proc *proctree__target(const struct proctree *pt)
+{
+	return pt->target;
+}
+
 static void grow(struct proctree *pt)
 {
 	size_t n = pt->n_buckets * 2;

@@ -62,6 +62,9 @@ int proctree__set_target(struct proctree *pt, uint32_t pid, uint64_t pstart,
 struct proc *proctree__get(struct proctree *pt, uint32_t pid, uint64_t pstart);
 /* Lookup only. */
 struct proc *proctree__find(const struct proctree *pt, uint32_t pid, uint64_t pstart);
+/* The server as the header named it (its start time adopted from its first record when the
+ * header had none), NULL before proctree__set_target. */
+struct proc *proctree__target(const struct proctree *pt);
 
 /* Applies a fork, exec or exit record (other records are ignored). For an exec, *launch is set
  * when it is the server's own launch (an exec of the server process before its first child).
