@@ -284,6 +284,8 @@ static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, in
 	mw_inflight_path(op, regs, a0, a1, a2, a3, NULL);
 }
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "mw_head_differs masks little endian");
+
 /* Whether the n (<= MW_HEAD_MAX - 1) bytes at the start of the record's data area differ from
  * head[]: eight bytes a step, the last step masked to the bytes that count (little endian). */
 static __always_inline bool mw_head_differs(struct mw_rec *r, const struct mw_inflight *f,
