@@ -12,9 +12,9 @@
 
 /* ---- opens ---------------------------------------------------------------------------------- */
 
-/* Every open is stashed at entry with the first bytes of its path (see mw_check_rewrite): it may
+/* Every open is stashed at entry with the first bytes of its path (see mw_open_end): it may
  * block (a FIFO), and its argument may be rewritten by another thread while it runs. The exit
- * checks the argument against the stash before removing it. */
+ * checks the argument against the stash and ends it (mw_sys_path1). */
 static __always_inline int mw_open_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
 					 int a3, int path_i)
 {
@@ -35,9 +35,7 @@ MW_SYS_EXIT(openat)
 
 	if (!mw_sys_begin(&s, MW_OP_OPENAT, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
-	mw_sys_path1(&s, ret, 0, 1, true);
-	mw_inflight_end();
-	return 0;
+	return mw_sys_path1(&s, ret, 0, 1, true);
 }
 
 MW_SYS_ENTER(open)
@@ -51,9 +49,7 @@ MW_SYS_EXIT(open)
 
 	if (!mw_sys_begin(&s, MW_OP_OPEN, ret, MW_UINT(1), MW_UINT(2), 0, 0))
 		return 0;
-	mw_sys_path1(&s, ret, -1, 0, true);
-	mw_inflight_end();
-	return 0;
+	return mw_sys_path1(&s, ret, -1, 0, true);
 }
 
 MW_SYS_ENTER(creat)
@@ -72,9 +68,7 @@ MW_SYS_EXIT(creat)
 
 	if (!mw_sys_begin(&s, MW_OP_CREAT, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	mw_sys_path1(&s, ret, -1, 0, true);
-	mw_inflight_end();
-	return 0;
+	return mw_sys_path1(&s, ret, -1, 0, true);
 }
 
 MW_SYS_EXIT(openat2)
@@ -92,9 +86,7 @@ MW_SYS_EXIT(openat2)
 	} else {
 		e->flags |= MW_F_FAULT;
 	}
-	mw_sys_path1(&s, ret, 0, 1, true);
-	mw_inflight_end();
-	return 0;
+	return mw_sys_path1(&s, ret, 0, 1, true);
 }
 
 MW_SYS_EXIT(open_by_handle_at)

@@ -141,22 +141,17 @@ int BPF_PROG(handle_sched_process_exit, struct task_struct *task, bool group_dea
  * the flags. */
 static __always_inline int mw_exec_enter(struct pt_regs *regs, long nr, int dfd_i, int flags_i)
 {
-	struct mw_inflight f = {};
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
+	struct mw_inflight *f;
 
 	if (!mw_is_tracked())
 		return 0;
-	f.ts = bpf_ktime_get_boot_ns();
-	f.pstart = BPF_CORE_READ(bpf_get_current_task_btf(), group_leader, start_boottime);
-	f.tgid = pid_tgid >> 32;
-	f.tid = tid;
-	f.op = MW_OP_EXEC;
-	f.arg[0] = nr;
-	f.arg[1] = dfd_i >= 0 ? mw_arg_spec(regs, MW_INT(dfd_i)) : (__u64)-100;
-	f.arg[2] = flags_i >= 0 ? mw_arg_spec(regs, MW_UINT(flags_i)) : 0;
-	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
-		mw_loss(MW_LOSS_STASH_FULL);
+	f = mw_inflight_start();
+	if (!f)
+		return 0;
+	f->arg[0] = nr;
+	f->arg[1] = dfd_i >= 0 ? mw_arg_spec(regs, MW_INT(dfd_i)) : (__u64)-100;
+	f->arg[2] = flags_i >= 0 ? mw_arg_spec(regs, MW_UINT(flags_i)) : 0;
+	mw_inflight_commit(f, MW_OP_EXEC);
 	return 0;
 }
 

@@ -151,11 +151,11 @@ static __always_inline int mw_iarg(struct mw_sys *s, int i)
 	return (int)mw_arg(s->regs, i);
 }
 
-static __always_inline void mw_check_rewrite(struct mw_rec *r);
+static __always_inline void mw_open_end(struct mw_rec *r);
 
 /* The common shape: one path argument, optionally relative to a dirfd argument (dfd_i < 0:
- * AT_FDCWD); for an open, a check against the head stashed at entry and, on success, the new
- * fd's file. */
+ * AT_FDCWD); for an open, a check against the head stashed at entry (which ends the stash) and,
+ * on success, the new fd's file. */
 static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
 					bool opens)
 {
@@ -163,7 +163,7 @@ static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, i
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, path_i));
 	if (opens)
-		mw_check_rewrite(&s->r);
+		mw_open_end(&s->r);
 	if (opens && ret >= 0)
 		mw_fd_path(&s->r, MW_S_OPENED, (int)ret);
 	mw_rec_emit(&s->r);
@@ -198,34 +198,84 @@ static __always_inline int mw_sys_plain(struct mw_sys *s)
 	return 0;
 }
 
-/* In-flight stash of a possibly blocking call, from its sys_enter program; upath (may be NULL):
- * a path argument whose first bytes are kept, as the kernel is about to read them. */
-static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int a0, int a1,
-					     int a2, int a3, const char *upath)
+/* The in-flight slot of thread tid: each tracked thread keeps one `inflight` entry from its
+ * first stashed call until it exits (handle_sched_process_exit deletes it). A stash rewrites the
+ * entry in place and the call's exit marks it idle (op MW_OP_UNSPEC; the collector skips idle
+ * entries), so a stashed call costs two inlined hash lookups instead of a locked update (an
+ * element taken from the free list, a 128-byte copy from the stack) and a locked delete. Only a
+ * thread's first stash inserts. NULL (counted as STASH_FULL) when the map is full. */
+static __always_inline struct mw_inflight *mw_inflight_slot(__u32 tid)
+{
+	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mw_inflight idle = {};
+
+	if (f)
+		return f;
+	if (bpf_map_update_elem(&inflight, &tid, &idle, BPF_NOEXIST) == 0)
+		f = bpf_map_lookup_elem(&inflight, &tid);
+	if (!f)
+		mw_loss(MW_LOSS_STASH_FULL);
+	return f;
+}
+
+/* Starts rewriting the current thread's slot for a new call, from its sys_enter program: marks
+ * it idle, then sets the entry time, the identity, no arguments and no path head. The caller
+ * sets what its call has, then mw_inflight_commit(). NULL when the map is full. */
+static __always_inline struct mw_inflight *mw_inflight_start(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct mw_inflight f = {};
+	struct mw_inflight *f = mw_inflight_slot((__u32)pid_tgid);
 
-	f.ts = bpf_ktime_get_boot_ns();
-	f.pstart = BPF_CORE_READ(task, group_leader, start_boottime);
-	f.tgid = pid_tgid >> 32;
-	f.tid = tid;
-	f.op = op;
-	f.arg[0] = a0 ? mw_arg_spec(regs, a0) : 0;
-	f.arg[1] = a1 ? mw_arg_spec(regs, a1) : 0;
-	f.arg[2] = a2 ? mw_arg_spec(regs, a2) : 0;
-	f.arg[3] = a3 ? mw_arg_spec(regs, a3) : 0;
+	if (!f)
+		return NULL;
+	f->op = MW_OP_UNSPEC;
+	f->ts = bpf_ktime_get_boot_ns();
+	f->pstart = BPF_CORE_READ(task, group_leader, start_boottime);
+	f->tgid = pid_tgid >> 32;
+	f->tid = (__u32)pid_tgid;
+	f->arg[0] = 0;
+	f->arg[1] = 0;
+	f->arg[2] = 0;
+	f->arg[3] = 0;
+	f->head_len = 0;
+	return f;
+}
+
+/* Publishes the stash as call op. op is written last: the collector reads the map while
+ * programs run and keeps a copy only when two reads agree (loader__inflight). */
+static __always_inline void mw_inflight_commit(struct mw_inflight *f, __u16 op)
+{
+	barrier();
+	f->op = op;
+}
+
+/* In-flight stash of a possibly blocking call, from its sys_enter program: up to four integer
+ * arguments by spec; upath (may be NULL): a path argument whose first bytes are kept, as the
+ * kernel is about to read them. */
+static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int a0, int a1,
+					     int a2, int a3, const char *upath)
+{
+	struct mw_inflight *f = mw_inflight_start();
+
+	if (!f)
+		return;
+	if (a0)
+		f->arg[0] = mw_arg_spec(regs, a0);
+	if (a1)
+		f->arg[1] = mw_arg_spec(regs, a1);
+	if (a2)
+		f->arg[2] = mw_arg_spec(regs, a2);
+	if (a3)
+		f->arg[3] = mw_arg_spec(regs, a3);
 	if (upath) {
-		long n = bpf_probe_read_user_str(f.head, sizeof(f.head), upath);
+		long n = bpf_probe_read_user_str(f->head, sizeof(f->head), upath);
 
 		/* fails when the string's page is not present yet: the kernel's own read will
 		 * fault it in, ours cannot */
-		f.head_len = n > 0 ? (__u16)(n - 1) : MW_HEAD_UNREAD;
+		f->head_len = n > 0 ? (__u16)(n - 1) : MW_HEAD_UNREAD;
 	}
-	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
-		mw_loss(MW_LOSS_STASH_FULL);
+	mw_inflight_commit(f, op);
 }
 
 static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, int a0, int a1,
@@ -234,43 +284,66 @@ static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, in
 	mw_inflight_path(op, regs, a0, a1, a2, a3, NULL);
 }
 
-/* The path in slot PATH (the argument read now, at exit) against the head the entry program
- * kept (what the kernel read): a difference means another thread rewrote the argument while
- * the call ran, so the path the record shows is not the one the kernel opened. Compares the
- * first MW_HEAD_MAX - 1 bytes and, for a shorter path, the length. */
-static __always_inline void mw_check_rewrite(struct mw_rec *r)
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "mw_head_differs masks little endian");
+
+/* Whether the n (<= MW_HEAD_MAX - 1) bytes at the start of the record's data area differ from
+ * head[]: eight bytes a step, the last step masked to the bytes that count (little endian). */
+static __always_inline bool mw_head_differs(struct mw_rec *r, const struct mw_inflight *f,
+					    __u32 n)
+{
+	__u32 i;
+
+	for (i = 0; i < MW_HEAD_MAX / 8; i++) {
+		__u32 at = i * 8;
+		__u64 a, b, mask = ~0ull;
+
+		if (at >= n)
+			break;
+		if (n - at < 8)
+			mask = (1ull << ((n - at) * 8)) - 1;
+		a = *(__u64 *)&r->s->event[(MW_EVENT_HDR_SIZE + at) & (MW_EVENT_MAX - 1)];
+		b = *(const __u64 *)&f->head[at];
+		if ((a ^ b) & mask)
+			return true;
+	}
+	return false;
+}
+
+/* At the exit of an open (op r->e->op): the path in slot PATH (the argument read now, at exit)
+ * against the head the entry program kept (what the kernel read). A difference means another
+ * thread rewrote the argument while the call ran, so the path the record shows is not the one
+ * the kernel opened. Compares the first MW_HEAD_MAX - 1 bytes and, for a shorter path, the
+ * length. Then marks the stash idle: the call is no longer pending. */
+static __always_inline void mw_open_end(struct mw_rec *r)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
-	__u32 len = r->e->slen[MW_S_PATH], n, i;
+	__u32 len = r->e->slen[MW_S_PATH], n;
 
-	if (!f || (r->e->flags & MW_F_FAULT) || f->op == MW_OP_EXEC)
+	if (!f || f->op != r->e->op)
+		return;
+	f->op = MW_OP_UNSPEC;
+	if (r->e->flags & MW_F_FAULT)
 		return;
 	if (f->head_len == MW_HEAD_UNREAD) {
 		r->e->flags |= MW_F_UNCHECKED;
 		return;
 	}
 	n = f->head_len < MW_HEAD_MAX - 1 ? f->head_len : MW_HEAD_MAX - 1;
-	if (f->head_len < MW_HEAD_MAX - 1 ? len != f->head_len : len < MW_HEAD_MAX - 1) {
+	if (f->head_len < MW_HEAD_MAX - 1 ? len != f->head_len : len < MW_HEAD_MAX - 1)
 		r->e->flags |= MW_F_TAMPERED;
-		return;
-	}
-	for (i = 0; i < MW_HEAD_MAX - 1; i++) {
-		if (i >= n)
-			break;
-		if (r->s->event[(MW_EVENT_HDR_SIZE + i) & (MW_EVENT_MAX - 1)] != f->head[i]) {
-			r->e->flags |= MW_F_TAMPERED;
-			return;
-		}
-	}
+	else if (mw_head_differs(r, f, n))
+		r->e->flags |= MW_F_TAMPERED;
 }
 
 /* Called by the exit program of a stashed call: the call is no longer pending. */
 static __always_inline void mw_inflight_end(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 
-	bpf_map_delete_elem(&inflight, &tid);
+	if (f)
+		f->op = MW_OP_UNSPEC;
 }
 
 #endif /* MW_SYSCALL_BPF_H */

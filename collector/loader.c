@@ -325,6 +325,26 @@ int loader__tracked(struct loader *l, uint32_t *out, size_t cap)
 	return (int)n;
 }
 
+/* A consistent copy of the in-flight entry of tid: the BPF side rewrites a thread's entry in
+ * place (syscall.bpf.h), so a copy is taken only when two reads in a row agree. Returns 0, or
+ * -errno (-EAGAIN: the entry kept changing; -ENOENT: it is gone). */
+static int inflight_read(int fd, uint32_t tid, struct mw_inflight *f)
+{
+	struct mw_inflight again;
+	int i;
+
+	if (bpf_map_lookup_elem(fd, &tid, f))
+		return -errno;
+	for (i = 0; i < 8; i++) {
+		if (bpf_map_lookup_elem(fd, &tid, &again))
+			return -errno;
+		if (memcmp(f, &again, sizeof(again)) == 0)
+			return 0;
+		*f = again;
+	}
+	return -EAGAIN;
+}
+
 int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),
 		     void *ctx)
 {
@@ -335,7 +355,8 @@ int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inf
 
 	while (!err) {
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &f) == 0) {
+		/* an idle entry (op unspecified) is a live thread between stashed calls */
+		if (inflight_read(fd, key, &f) == 0 && f.op != MW_OP_UNSPEC) {
 			fn(ctx, &f);
 			n++;
 		}

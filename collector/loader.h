@@ -40,8 +40,8 @@ int loader__tracked(struct loader *l, uint32_t *out, size_t cap);
 /* The start time (exec identity) the tracked set holds for tgid: set at fork for every child,
  * 0 for the process the collector seeded itself. */
 uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);
-/* Calls for each call still in flight (stashed at entry, never returned). Returns how many, or
- * -errno. */
+/* Calls fn for each call still in flight (stashed at entry, not returned; a thread's idle
+ * entry is skipped). Returns how many, or -errno. */
 int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),
 		     void *ctx);
 /* fd that becomes readable when the ring holds a batch (for epoll). */

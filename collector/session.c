@@ -506,7 +506,9 @@ int session_run(struct session *s)
 		control__flush(s->control, on_control_line, s);
 	flush_losses(s);
 	if (!s->write_err) {
-		loader__inflight(s->bpf, write_unfinished, s);
+		err = loader__inflight(s->bpf, write_unfinished, s);
+		if (err < 0)
+			p_err("failed to list the calls in flight: %s", strerror(-err));
 		record_alive(s);
 	}
 	if ((s->write_err || s->stop_now) && !s->opts->keep_server) {

@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwevents  # noqa: E402
-from mwevents import F_TRUNC, S_ABS, S_OPENED  # noqa: E402
+from mwevents import F_TRUNC, F_UNFINISHED, S_ABS, S_OPENED  # noqa: E402
 
 O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_CLOEXEC = 0o1, 0o2, 0o100, 0o1000, 0o2000000
 AT_FDCWD = -100
@@ -32,6 +32,11 @@ class FileEvents(mwevents.EventsTestCase):
         evs = self.rec.of(s["pid"], op or step)
         self.assertTrue(evs, "no %s record for step %s" % (op or step, step))
         return s, evs[-1]
+
+    def test_returned_calls_are_not_left_in_flight(self):
+        # every open was stashed at entry and returned: the slot each thread keeps between its
+        # stashed calls is never written as an unfinished call at the end
+        self.assertEqual([e for e in self.rec.events if e["flags"] & F_UNFINISHED], [])
 
     def test_open(self):
         s, ev = self.ev("open")

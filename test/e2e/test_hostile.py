@@ -153,31 +153,48 @@ class Hostile(mwtest.E2ETestCase):
         self.assertEqual(v.returncode, 0, v.stdout)
         self.assertIn("W_LOSS", v.stdout)
 
-    def test_argument_rewritten_under_the_kernel(self):
-        # The open blocks on a FIFO; meanwhile another thread rewrites the path buffer so the
-        # record, read at exit, would name /etc/shadow while the kernel opened the FIFO.
+    def rewritten_open(self, tag, new_path):
+        """An open blocks on a FIFO; meanwhile another thread rewrites the path buffer to
+        new_path(fifo), so the record, read at exit, names new_path while the kernel opened the
+        FIFO. Returns (the FIFO, that open's record)."""
         fifo_dir = self.work.mkdir("fifo", mode=0o777)
         fifo = os.path.join(fifo_dir, "f")
         os.mkfifo(fifo)
         os.chmod(fifo, 0o666)  # not through mkfifo's mode: the umask would cut it
+        new = new_path(fifo).encode() + b"\x00"
         script = ("import ctypes, os, threading, time\n"
                   "buf = ctypes.create_string_buffer(%r, 256)\n"
                   "libc = ctypes.CDLL(None)\n"
                   "t = threading.Thread(target=lambda: libc.open(buf, 0), daemon=True); t.start()\n"
                   "time.sleep(0.5)\n"
-                  "ctypes.memmove(buf, b'/etc/shadow\\x00', 12)\n"
+                  "ctypes.memmove(buf, %r, %d)\n"
                   "w = os.open(%r, os.O_WRONLY); t.join(); os.close(w)\n") % (
-                      fifo.encode(), fifo)
+                      fifo.encode(), new, len(new), fifo)
         p, rss = self.collector(["python3", "-c", script])
-        self.finish(p, rss, "rewritten argument")
+        self.finish(p, rss, tag)
         opens = [r for r in mwtest.dump_json(self.trace, self.keys)
                  if r.get("type") == "event" and r.get("op") == "openat"
                  and r.get("opened_path") == fifo and r.get("path") != fifo]
         self.assertEqual(len(opens), 1, opens)
-        self.assertEqual(opens[0]["path"], "/etc/shadow")
-        self.assertTrue(opens[0]["flags"] & (1 << 19), opens[0])  # MW_F_TAMPERED
         self.assertNotEqual(opens[0]["tid"], opens[0]["pid"])
+        return fifo, opens[0]
 
+    def test_argument_rewritten_under_the_kernel(self):
+        _, ev = self.rewritten_open("rewritten argument", lambda fifo: "/etc/shadow")
+        self.assertEqual(ev["path"], "/etc/shadow")
+        self.assertTrue(ev["flags"] & (1 << 19), ev)  # MW_F_TAMPERED
+
+    def test_same_length_rewrite_of_the_last_byte(self):
+        # the length alone does not tell: the bytes are compared, the last ones too
+        fifo, ev = self.rewritten_open("last byte rewritten", lambda fifo: fifo[:-1] + "g")
+        self.assertLess(len(fifo), 63)
+        self.assertEqual(ev["path"], fifo[:-1] + "g")
+        self.assertTrue(ev["flags"] & (1 << 19), ev)  # MW_F_TAMPERED
+
+    def test_same_length_rewrite_of_the_first_byte(self):
+        fifo, ev = self.rewritten_open("first byte rewritten", lambda fifo: "X" + fifo[1:])
+        self.assertEqual(ev["path"], "X" + fifo[1:])
+        self.assertTrue(ev["flags"] & (1 << 19), ev)  # MW_F_TAMPERED
 
 if __name__ == "__main__":
     mwtest.main()
