@@ -114,8 +114,24 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h)
 				    t->attached);
 }
 
-/* Every enabled rule on one subject, done by process p (NULL: none). pre: its attribution when
- * the caller knows it (channel messages), else the call model decides. */
+/* Rule i on subject s: a finding when it matches, an exception counted when one suppresses
+ * it. Returns 0 or -ENOMEM. */
+static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct eval_subject *s,
+			 uint64_t index)
+{
+	const struct pol_rule *r = e->pol->rules[i];
+	int exc = -1; /* a rule skipped for its subjects sets nothing */
+
+	if (!(r->subjects & subj) || !policy_rule_match(r, s, &exc)) {
+		e->st.exceptions_hit += exc >= 0;
+		return 0;
+	}
+	return findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
+}
+
+/* Every enabled rule that can match one subject (the policy's index by op: the others cannot,
+ * so skipping them changes no finding and no counter), done by process p (NULL: none). pre:
+ * its attribution when the caller knows it (channel messages), else the call model decides. */
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
 			   bool launch, struct proc *p, const struct attribution *pre)
 {
@@ -124,7 +140,9 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
 						 : POL_SUBJ_EVENTS;
 	struct attribution attr;
-	int exc, err;
+	const uint32_t *ix;
+	size_t n;
+	int err;
 
 	if (pre) {
 		attr = *pre;
@@ -146,18 +164,16 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		s.attempts = e->attempts->count;
 		s.attempted = strbuf_str(&e->attempts->paths);
 	}
-	for (size_t i = 0; i < e->pol->n_rules; i++) {
-		const struct pol_rule *r = e->pol->rules[i];
-
-		exc = -1; /* a rule skipped for its subjects sets nothing */
-		if (!(r->subjects & subj) || !policy_rule_match(r, &s, &exc)) {
-			e->st.exceptions_hit += exc >= 0;
-			continue;
-		}
-		err = findings_add(&e->fs, r, i, v, index, &s, p, e->pt);
-		if (err)
-			return err;
+	if (!e->pol->index.rules) { /* never compiled: every rule */
+		for (size_t i = 0; i < e->pol->n_rules; i++)
+			if ((err = evaluate_rule(e, i, subj, &s, index)))
+				return err;
+		return 0;
 	}
+	ix = policy_rules_for_op(e->pol, v->op, &n);
+	for (size_t k = 0; k < n; k++)
+		if ((err = evaluate_rule(e, ix[k], subj, &s, index)))
+			return err;
 	return 0;
 }
 

@@ -489,7 +489,7 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 		if (!warn && p->rules[i]->enabled)
 			policy_warn_unreachable(p->rules[i], d);
 	}
-	return err;
+	return err ?: policy_index_build(p);
 }
 
 size_t policy__enabled_rules(const struct policy *p)
@@ -514,6 +514,7 @@ void policy__free(struct policy *p)
 	for (size_t i = 0; i < p->n_files; i++)
 		free(p->files[i].path);
 	free(p->rules);
+	free(p->index.rules);
 	free(p->macros);
 	free(p->lists);
 	free(p->files);

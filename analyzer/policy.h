@@ -147,6 +147,17 @@ struct pol_file {
 	size_t size;
 };
 
+/* The enabled rules by the op of the subject (policy_reach.c): for op < POL_INDEX_OPS, the
+ * rules at rules[start[op] .. start[op + 1]), ascending; for any other op, every enabled rule
+ * at rules[start[POL_INDEX_OPS] .. start[POL_INDEX_OPS + 1]). Rebuilt by each compilation;
+ * rules is NULL until the first one succeeds. */
+#define POL_INDEX_OPS 256
+
+struct pol_index {
+	uint32_t *rules;
+	uint32_t start[POL_INDEX_OPS + 2];
+};
+
 struct policy {
 	struct pol_file *files;
 	size_t n_files;
@@ -156,6 +167,7 @@ struct policy {
 	size_t n_macros;
 	struct pol_rule **rules; /* definition order; replaced rules keep their place */
 	size_t n_rules;
+	struct pol_index index;
 };
 
 struct attribution;
@@ -195,6 +207,11 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn_unset, st
 
 /* Number of enabled rules. */
 size_t policy__enabled_rules(const struct policy *p);
+
+/* The indices (in p->rules, ascending) of the enabled rules whose condition can hold for a
+ * subject of this op: every rule that can match it, maybe more; *n gets their number. Needs a
+ * successful policy__compile. */
+const uint32_t *policy_rules_for_op(const struct policy *p, int op, size_t *n);
 
 /* Evaluation (policy_cond.c, fields in policy_eval.c). */
 bool cond_eval(const struct cond *c, const struct eval_subject *s);
@@ -260,6 +277,8 @@ char *pol_strdup_escaped(const char *s, size_t len); /* for messages */
  * that can never match. */
 void policy_rule_subjects(struct pol_rule *r);
 void policy_warn_unreachable(const struct pol_rule *r, struct diag *d);
+/* Builds p->index from the compiled rules. Returns 0 or -ENOMEM (the old index is kept). */
+int policy_index_build(struct policy *p);
 
 /* Field table (policy_field.c). */
 const struct field_desc *field_find(const char *name);

@@ -6,14 +6,23 @@
  *     exception whose set does not meet its rule's can never match, and `policy check` warns;
  *   - which subjects a rule is evaluated on: events always, channel messages and Loss records
  *     only when the rule names them (family channel or health, op message or loss, or a field
- *     only messages carry), so a rule written for events never fires on a message by accident.
+ *     only messages carry), so a rule written for events never fires on a message by accident;
+ *   - the rule index: for each op number, the enabled rules whose condition can hold for it,
+ *     so the engine evaluates per subject only those. The index narrows by `op` and `family`
+ *     tests alone, which read the subject's op and its family (a function of the op, see
+ *     event_op_family): exact, so skipping a rule outside its set changes nothing (no finding,
+ *     no exception evaluated). The other fields' family table (FAM_BIT in policy_field.h) is
+ *     good enough for warnings but not a proof (a Loss or a message has result "success"), so
+ *     it is not used for the index.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
 #include "policy_field.h"
 
-#define OPS_WORDS 4 /* op numbers 0..255 */
+#define OPS_WORDS (POL_INDEX_OPS / 64) /* op numbers 0..255 */
 
 struct opset {
 	uint64_t w[OPS_WORDS];
@@ -46,14 +55,16 @@ static void ops_of_families(struct opset *s, uint32_t fams)
 			ops_add(s, op);
 }
 
-static void field_ops(const struct field_test *t, struct opset *s)
+/* With exact set, only op and family tests narrow (see the top of this file). */
+static void field_ops(const struct field_test *t, struct opset *s, bool exact)
 {
 	uint32_t fams = 0;
 
 	if (t->f->id == F_OP) {
 		memset(s, 0, sizeof(*s));
 		for (size_t i = 0; i < t->n; i++)
-			ops_add(s, t->v[i].lo);
+			for (int64_t op = t->v[i].lo; op <= t->v[i].hi && op < POL_INDEX_OPS; op++)
+				ops_add(s, op);
 		return;
 	}
 	if (t->f->id == F_FAMILY) {
@@ -63,7 +74,7 @@ static void field_ops(const struct field_test *t, struct opset *s)
 		ops_of_families(s, fams);
 		return;
 	}
-	if (t->f->fams == FAMS_ALL)
+	if (exact || t->f->fams == FAMS_ALL)
 		ops_all(s);
 	else
 		ops_of_families(s, t->f->fams);
@@ -72,7 +83,7 @@ static void field_ops(const struct field_test *t, struct opset *s)
 #define REACH_DEPTH 64
 
 /* The operations c can hold for (a superset). */
-static void cond_ops(const struct cond *c, struct opset *s, int depth)
+static void cond_ops(const struct cond *c, struct opset *s, bool exact, int depth)
 {
 	struct opset k;
 
@@ -82,10 +93,10 @@ static void cond_ops(const struct cond *c, struct opset *s, int depth)
 	}
 	switch (c->kind) {
 	case COND_FIELD:
-		field_ops(c->test, s);
+		field_ops(c->test, s, exact);
 		return;
 	case COND_MACRO:
-		cond_ops(c->macro->cond, s, depth + 1);
+		cond_ops(c->macro->cond, s, exact, depth + 1);
 		return;
 	case COND_NOT:
 		ops_all(s);
@@ -93,7 +104,7 @@ static void cond_ops(const struct cond *c, struct opset *s, int depth)
 	case COND_ALL:
 		ops_all(s);
 		for (size_t i = 0; i < c->n; i++) {
-			cond_ops(c->kids[i], &k, depth + 1);
+			cond_ops(c->kids[i], &k, exact, depth + 1);
 			for (int w = 0; w < OPS_WORDS; w++)
 				s->w[w] &= k.w[w];
 		}
@@ -101,7 +112,7 @@ static void cond_ops(const struct cond *c, struct opset *s, int depth)
 	case COND_ANY:
 		memset(s, 0, sizeof(*s));
 		for (size_t i = 0; i < c->n; i++) {
-			cond_ops(c->kids[i], &k, depth + 1);
+			cond_ops(c->kids[i], &k, exact, depth + 1);
 			for (int w = 0; w < OPS_WORDS; w++)
 				s->w[w] |= k.w[w];
 		}
@@ -150,7 +161,7 @@ void policy_warn_unreachable(const struct pol_rule *r, struct diag *d)
 {
 	struct opset rs, es;
 
-	cond_ops(r->cond, &rs, 0);
+	cond_ops(r->cond, &rs, false, 0);
 	if (ops_empty(&rs)) {
 		diag_warn(d, &r->pos, "rule \"%s\" can never match: its tests exclude each other",
 			  r->id);
@@ -160,7 +171,7 @@ void policy_warn_unreachable(const struct pol_rule *r, struct diag *d)
 		const struct pol_exception *x = &r->exceptions[i];
 		bool meet = false;
 
-		cond_ops(x->cond, &es, 0);
+		cond_ops(x->cond, &es, false, 0);
 		for (int w = 0; w < OPS_WORDS; w++)
 			meet |= (rs.w[w] & es.w[w]) != 0;
 		if (!meet)
@@ -169,4 +180,65 @@ void policy_warn_unreachable(const struct pol_rule *r, struct diag *d)
 				  "for operations the rule's condition excludes",
 				  x->name, r->id);
 	}
+}
+
+static bool ops_has(const struct opset *s, int op)
+{
+	return (s->w[op / 64] >> (op % 64)) & 1;
+}
+
+/* Fills ix->rules (n slots or more) and ix->start from each enabled rule's exact op set. */
+static void index_fill(const struct policy *p, const struct opset *sets, struct pol_index *ix)
+{
+	uint32_t k = 0;
+
+	for (int op = 0; op < POL_INDEX_OPS; op++) {
+		ix->start[op] = k;
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i]->enabled && ops_has(&sets[i], op))
+				ix->rules[k++] = (uint32_t)i;
+	}
+	ix->start[POL_INDEX_OPS] = k;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i]->enabled)
+			ix->rules[k++] = (uint32_t)i;
+	ix->start[POL_INDEX_OPS + 1] = k;
+}
+
+int policy_index_build(struct policy *p)
+{
+	struct opset *sets = calloc(p->n_rules ? p->n_rules : 1, sizeof(*sets));
+	size_t total = 0;
+	uint32_t *rules;
+
+	if (!sets)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (!p->rules[i]->enabled)
+			continue;
+		cond_ops(p->rules[i]->cond, &sets[i], true, 0);
+		total++; /* the list for ops outside the index */
+		for (int w = 0; w < OPS_WORDS; w++)
+			total += (size_t)__builtin_popcountll(sets[i].w[w]);
+	}
+	rules = calloc(total ? total : 1, sizeof(*rules));
+	if (!rules || total > UINT32_MAX) {
+		free(rules);
+		free(sets);
+		return -ENOMEM;
+	}
+	free(p->index.rules);
+	p->index.rules = rules;
+	index_fill(p, sets, &p->index);
+	free(sets);
+	return 0;
+}
+
+const uint32_t *policy_rules_for_op(const struct policy *p, int op, size_t *n)
+{
+	const struct pol_index *ix = &p->index;
+	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
+
+	*n = ix->start[slot + 1] - ix->start[slot];
+	return ix->rules + ix->start[slot];
 }

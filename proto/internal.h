@@ -158,6 +158,14 @@ struct mcpt_signer *mcpt_signer_from_seed(const uint8_t seed[32]);
 int mcpt_signer_sign(struct mcpt_signer *s, const uint8_t *m, size_t n,
 		     uint8_t sig[MCPT_SEAL_SIG_LEN]);
 
+/* ---- unwire.c ---- */
+
+/* An Event decoded by hand exactly as protobuf-c's mcpt__event__unpack(a, len, data) would
+ * decode it (a NULL: malloc), for records made of fields 1..21 each at most once with their
+ * own wire types. NULL when the record is anything else, or on allocation failure: then call
+ * protobuf-c, which accepts or rejects it. Free it like protobuf-c's own. */
+Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data);
+
 /* ---- arena.c ---- */
 
 struct mcpt_arena_block;

@@ -125,7 +125,12 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 	if (!d)
 		return 0; /* unknown types are counted, not parsed */
 	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
-	m = protobuf_c_message_unpack(d, &v->arena.pb, len, body);
+	/* Events by hand (unwire.c: the same result, much faster); what it declines, and the
+	 * other types, by protobuf-c */
+	m = type == MCPT_T_EVENT ? (ProtobufCMessage *)mcpt_unwire_event(&v->arena.pb, len, body)
+				 : NULL;
+	if (!m)
+		m = protobuf_c_message_unpack(d, &v->arena.pb, len, body);
 	v->parsed = m; /* no free_unpacked: the next arena reset releases it all */
 	return m ? 0 : -EBADMSG;
 }

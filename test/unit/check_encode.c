@@ -15,6 +15,7 @@
 
 #include "encode.h"
 #include "wire.h"
+#include "wire_testlib.h"
 
 static struct mw_event *event_with(const char *const *slots, const size_t *lens, size_t *size)
 {
@@ -144,25 +145,6 @@ static void same_bytes(const ProtobufCMessage *msg, size_t len, size_t max, cons
 	free(ref);
 }
 
-static uint64_t next_rand(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
-/* A value of a random width, so every varint length is covered. */
-static uint64_t rand_width(uint64_t *x)
-{
-	uint64_t v = next_rand(x);
-	unsigned bits = (unsigned)(next_rand(x) % 65);
-
-	if (bits == 0)
-		return 0;
-	return bits == 64 ? v : v & ((1ull << bits) - 1);
-}
-
 START_TEST(wire_event_matches_protobuf_c)
 {
 	static const uint8_t blob[300] = { 1, 2, 3 };
@@ -270,19 +252,8 @@ static void event_round_trip(const Mcpt__Event *e, const uint8_t *p, size_t len)
 	mcpt__event__free_unpacked(d, NULL);
 }
 
-/* Byte strings at every varint length boundary of their length prefix, up to the channel's
- * 64 KiB chunk; integers at 0, 1, the 7-bit boundaries and the extremes of their types. */
-static const size_t edge_lens[] = { 0, 1, 127, 128, 4095, 4096, 16383, 16384, 65535, 65536 };
-
 START_TEST(wire_event_edges)
 {
-	static const int64_t ints[] = { 0, 1, -1, 63, -64, 64, -65, 127, 128, INT32_MAX, INT32_MIN,
-					(int64_t)UINT32_MAX, INT64_MAX, INT64_MIN };
-	static const uint64_t uns[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX,
-					(uint64_t)UINT32_MAX + 1, INT64_MAX, UINT64_MAX };
-	static const int ops[] = { 0, 1, 40, 127, 128, 192, INT32_MAX, -1, INT32_MIN };
-	size_t nl = sizeof(edge_lens) / sizeof(edge_lens[0]), nu = sizeof(uns) / sizeof(uns[0]);
-	size_t ni = sizeof(ints) / sizeof(ints[0]), no = sizeof(ops) / sizeof(ops[0]);
 	uint8_t *blob = malloc(65536), *out;
 	size_t k, i, len;
 
@@ -292,37 +263,10 @@ START_TEST(wire_event_edges)
 	out = malloc(8 * 65536 + 4096);
 	ck_assert_ptr_nonnull(out);
 	for (k = 0; k < 64; k++) {
-		Mcpt__Event e = MCPT__EVENT__INIT;
-		ProtobufCBinaryData *b[8] = { &e.path, &e.abs_path, &e.opened_path, &e.data,
-					      &e.path2, &e.abs_path2, &e.data2, &e.payload };
+		Mcpt__Event e;
 		int64_t args[4];
-		uint64_t u = k == 0 ? 0 : k == 1 ? UINT64_MAX : uns[k % nu];
 
-		e.seq = u;
-		e.ts = k == 1 ? UINT64_MAX : uns[(k + 1) % nu];
-		e.pid = (uint32_t)(k == 1 ? UINT32_MAX : uns[(k + 2) % nu]);
-		e.tid = (uint32_t)(k == 1 ? UINT32_MAX : uns[(k + 3) % nu]);
-		e.op = (Mcpt__Op)(k == 0 ? 0 : ops[k % no]);
-		e.ret = k == 0 ? 0 : k == 1 ? INT64_MIN : ints[k % ni];
-		e.flags = (uint32_t)(k == 1 ? UINT32_MAX : uns[(k + 4) % nu]);
-		e.dev = k == 1 ? UINT64_MAX : uns[(k + 5) % nu];
-		e.ino = k == 1 ? UINT64_MAX : uns[(k + 6) % nu];
-		e.pstart = k == 1 ? UINT64_MAX : uns[(k + 7) % nu];
-		e.uid = (uint32_t)(k == 1 ? UINT32_MAX : uns[(k + 8) % nu]);
-		e.gid = (uint32_t)(k == 1 ? UINT32_MAX : uns[(k + 9) % nu]);
-		e.n_args = k == 0 ? 0 : 1 + k % 4;
-		for (i = 0; i < e.n_args; i++)
-			args[i] = k == 1 ? (i % 2 ? INT64_MIN : INT64_MAX) : ints[(k + i) % ni];
-		e.args = args;
-		for (i = 0; i < 8; i++) {
-			b[i]->len = k == 0 ? 0 : k == 1 ? 65536 : edge_lens[(k + i) % nl];
-			b[i]->data = blob;
-		}
-		if (k == 0) { /* every field at its default */
-			Mcpt__Event zero = MCPT__EVENT__INIT;
-
-			e = zero;
-		}
+		edge_event(&e, k, args, blob);
 		len = wire_event_pack(&e, out);
 		same_bytes(&e.base, len, wire_event_max(&e), out);
 		event_round_trip(&e, out, len);

@@ -8,7 +8,7 @@
  * with override: append and replace.
  * eval: conditions on synthetic events (family, op, path as passed / resolved / opened, exe,
  * argv, addr, port, af, result, errno, write, launch, flags, all/any/not, macros, lists of
- * lists, exceptions), variables from the header and from --set.
+ * lists, exceptions), variables from the header and from --set; the index of rules by op.
  */
 #include <check.h>
 #include <errno.h>
@@ -571,6 +571,59 @@ START_TEST(vars_set)
 }
 END_TEST
 
+#define IX_RULE(id, cond)                                                                          \
+	"- id: " id "\n  description: d\n  severity: high\n  category: c\n  condition: " cond "\n"
+
+/* The index lists for an op exactly the enabled rules whose op and family tests admit it. */
+static void check_ops(const struct policy *p, int op, const char *want)
+{
+	char got[64] = "";
+	const uint32_t *ix;
+	size_t n;
+
+	ix = policy_rules_for_op(p, op, &n);
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%u", i ? "," : "",
+			 (unsigned)ix[i]);
+	ck_assert_msg(strcmp(got, want) == 0, "op %d: rules %s, expected %s", op, got, want);
+}
+
+START_TEST(rule_index)
+{
+	struct policy *p = NULL;
+	struct diag d = {0};
+
+	static const char text[] =
+		HDR "macros:\n  del: {op: [unlink, rmdir], path: /x}\nrules:\n"
+		IX_RULE("r0", "{op: openat}")
+		IX_RULE("r1", "{family: network}")
+		IX_RULE("r2", "{not: {op: openat}}")
+		IX_RULE("r3", "{any: [{op: exec}, {macro: del}]}")
+		IX_RULE("r4", "{op: openat}\n  enabled: false")
+		IX_RULE("r5", "{tampered: true}")
+		IX_RULE("r6", "{op: openat, family: network}")
+		IX_RULE("r7", "{family: channel}")
+		IX_RULE("r8", "{op: loss}");
+
+	in_tmpdir();
+	ck_assert_int_eq(load(text, &d, &p), 0);
+	check_ops(p, MCPT__OP__OP_OPENAT, "0,2,5"); /* not r6: its tests exclude each other */
+	check_ops(p, MCPT__OP__OP_CONNECT, "1,2,5");
+	check_ops(p, MCPT__OP__OP_EXEC, "2,3,5");
+	check_ops(p, MCPT__OP__OP_UNLINK, "2,3,5");
+	check_ops(p, MCPT__OP__OP_RMDIR, "2,3,5");
+	check_ops(p, EV_OP_MESSAGE, "2,5,7");
+	check_ops(p, EV_OP_LOSS, "2,5,8");
+	check_ops(p, 0, "2,5");
+	check_ops(p, POL_INDEX_OPS - 1, "2,5");
+	/* ops the index has no slot for: every enabled rule */
+	check_ops(p, POL_INDEX_OPS, "0,1,2,3,5,6,7,8");
+	check_ops(p, -1, "0,1,2,3,5,6,7,8");
+	diag_fini(&d);
+	policy__free(p);
+}
+END_TEST
+
 Suite *policy_suite(void);
 
 Suite *policy_suite(void)
@@ -597,6 +650,7 @@ Suite *policy_suite(void)
 	tcase_add_test(ev, unset_variable_never_matches);
 	tcase_add_test(ev, vars_set);
 	tcase_add_test(ev, huge_variable_value);
+	tcase_add_test(ev, rule_index);
 	suite_add_tcase(s, errs);
 	suite_add_tcase(s, ld);
 	suite_add_tcase(s, ev);

@@ -1,0 +1,221 @@
+/*
+ * unwire.c - a hand-written decoder of the Event record, the reader's counterpart of the
+ * collector's packer (collector/wire.c). protobuf-c's generic unpack walks the message
+ * descriptor for every field of every record and was the largest single cost of verify and
+ * analyze (both read every Event strictly, see verify.c).
+ *
+ * It decodes what writers write: fields 1..21 each at most once, with their own wire types,
+ * args packed. For those it gives exactly the message protobuf-c's unpack gives (same values,
+ * including protobuf-c's truncation of over-long varints to the field's width; byte strings
+ * copied, NULL when empty; the same allocator). Anything else (an unknown or repeated field, a
+ * wrong wire type, a bad varint or length, args not packed...) it declines without allocating
+ * anything, and the caller hands the record to protobuf-c, which accepts or rejects it as it
+ * always did. So the set of accepted records and their decoding do not change;
+ * test/unit/check_unwire.c holds it to that on random, edge-case and damaged records.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define EV_FIELDS 21 /* Event's highest field number */
+
+/* protobuf-c's scan_varint and parse_uint64: at most 10 bytes, bits past 64 dropped. Returns
+ * the length, 0 for a varint not ended within 10 bytes or the data. */
+static size_t varint(const uint8_t *p, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t max = n < 10 ? n : 10;
+
+	for (size_t i = 0; i < max; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*out = v;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* Where each field's value lies in the record, before anything is allocated. */
+struct scan {
+	uint64_t num[EV_FIELDS + 1];	  /* varint fields */
+	const uint8_t *at[EV_FIELDS + 1]; /* length-delimited fields: bytes, args */
+	size_t len[EV_FIELDS + 1];
+	uint32_t seen;
+};
+
+/* Wire type of each field number: 0 varint, 2 length-delimited (bytes, packed args). */
+static const uint8_t wire_type[EV_FIELDS + 1] = {
+	[1] = 0,  [2] = 0,  [3] = 0,  [4] = 0,	[5] = 0,  [6] = 0,  [7] = 0,
+	[8] = 2,  [9] = 2,  [10] = 2, [11] = 0, [12] = 0, [13] = 2, [14] = 2,
+	[15] = 0, [16] = 0, [17] = 0, [18] = 2, [19] = 2, [20] = 2, [21] = 2,
+};
+
+/* A tag of one or two bytes naming a field 1..21. Returns its length, 0 otherwise. */
+static size_t tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
+{
+	unsigned v;
+	size_t k;
+
+	if (p[0] < 0x80) {
+		v = p[0];
+		k = 1;
+	} else if (n >= 2 && p[1] < 0x80) {
+		v = (p[0] & 0x7fu) | (unsigned)p[1] << 7;
+		k = 2;
+	} else {
+		return 0;
+	}
+	*field = v >> 3;
+	*wt = v & 7;
+	return *field >= 1 && *field <= EV_FIELDS ? k : 0;
+}
+
+/* protobuf-c's length prefix: at most 5 bytes, at most INT_MAX, within the data. */
+static size_t delimited(const uint8_t *p, size_t n, size_t *len)
+{
+	uint64_t v;
+	size_t k = varint(p, n < 5 ? n : 5, &v);
+
+	if (!k || v > INT_MAX || v > n - k)
+		return 0;
+	*len = (size_t)v;
+	return k;
+}
+
+/* Fills s from the record; false for anything this decoder declines. */
+static bool scan(struct scan *s, const uint8_t *p, size_t n)
+{
+	size_t off = 0, k;
+	unsigned f, wt;
+
+	s->seen = 0;
+	while (off < n) {
+		k = tag(p + off, n - off, &f, &wt);
+		if (!k || wt != wire_type[f] || (s->seen & (1u << f)))
+			return false;
+		s->seen |= 1u << f;
+		off += k;
+		if (wt == 0)
+			k = varint(p + off, n - off, &s->num[f]);
+		else if ((k = delimited(p + off, n - off, &s->len[f])))
+			s->at[f] = p + off + k;
+		if (!k)
+			return false;
+		off += k + (wt == 2 ? s->len[f] : 0);
+	}
+	return true;
+}
+
+/* The packed args: the number of varints, or -1 when one is bad (protobuf-c refuses those). */
+static ssize_t args_count(const uint8_t *p, size_t n)
+{
+	ssize_t c = 0;
+	uint64_t v;
+	size_t k;
+
+	for (size_t off = 0; off < n; off += k, c++)
+		if (!(k = varint(p + off, n - off, &v)))
+			return -1;
+	return c;
+}
+
+static void *alloc(ProtobufCAllocator *a, size_t size)
+{
+	return a ? a->alloc(a->allocator_data, size) : malloc(size);
+}
+
+static void release(ProtobufCAllocator *a, void *p)
+{
+	if (a)
+		a->free(a->allocator_data, p);
+	else
+		free(p);
+}
+
+/* A byte string as protobuf-c keeps it: a copy, NULL when empty. */
+static bool copy_bytes(ProtobufCAllocator *a, const struct scan *s, unsigned f,
+		       ProtobufCBinaryData *out)
+{
+	out->len = s->seen & (1u << f) ? s->len[f] : 0;
+	out->data = NULL;
+	if (!out->len)
+		return true;
+	out->data = alloc(a, out->len);
+	if (!out->data)
+		return false;
+	memcpy(out->data, s->at[f], out->len);
+	return true;
+}
+
+static bool fill_args(ProtobufCAllocator *a, const struct scan *s, size_t count, Mcpt__Event *e)
+{
+	const uint8_t *p = s->at[13];
+	uint64_t v = 0;
+
+	if (!count)
+		return true;
+	e->args = alloc(a, count * sizeof(*e->args));
+	if (!e->args)
+		return false;
+	for (size_t off = 0; e->n_args < count; e->n_args++) {
+		off += varint(p + off, s->len[13] - off, &v);
+		e->args[e->n_args] = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	}
+	return true;
+}
+
+static void fill_numbers(const struct scan *s, Mcpt__Event *e)
+{
+	e->seq = s->num[1];
+	e->ts = s->num[2];
+	e->pid = (uint32_t)s->num[3];
+	e->tid = (uint32_t)s->num[4];
+	e->op = (Mcpt__Op)(int32_t)(uint32_t)s->num[5];
+	e->ret = (int64_t)(s->num[6] >> 1) ^ -(int64_t)(s->num[6] & 1);
+	e->flags = (uint32_t)s->num[7];
+	e->dev = s->num[11];
+	e->ino = s->num[12];
+	e->pstart = s->num[15];
+	e->uid = (uint32_t)s->num[16];
+	e->gid = (uint32_t)s->num[17];
+}
+
+Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data)
+{
+	static const unsigned bytes_fields[] = {8, 9, 10, 14, 18, 19, 20, 21};
+	struct scan s;
+	ProtobufCBinaryData *b[8];
+	Mcpt__Event *e;
+	ssize_t count = 0;
+
+	memset(s.num, 0, sizeof(s.num));
+	if (!scan(&s, data, len))
+		return NULL;
+	if ((s.seen & (1u << 13)) && (count = args_count(s.at[13], s.len[13])) < 0)
+		return NULL;
+	e = alloc(a, sizeof(*e));
+	if (!e)
+		return NULL;
+	mcpt__event__init(e);
+	fill_numbers(&s, e);
+	b[0] = &e->path, b[1] = &e->abs_path, b[2] = &e->opened_path, b[3] = &e->data;
+	b[4] = &e->path2, b[5] = &e->abs_path2, b[6] = &e->data2, b[7] = &e->payload;
+	for (size_t i = 0; i < 8; i++)
+		if (!copy_bytes(a, &s, bytes_fields[i], b[i]))
+			goto nomem;
+	if (!fill_args(a, &s, (size_t)count, e))
+		goto nomem;
+	return e;
+nomem:
+	/* freed as protobuf-c frees its own messages (NULL members are skipped) */
+	for (size_t i = 0; i < 8; i++)
+		if (b[i]->data)
+			release(a, b[i]->data);
+	if (e->args)
+		release(a, e->args);
+	release(a, e);
+	return NULL;
+}
