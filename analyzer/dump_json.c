@@ -295,6 +295,13 @@ static int note_json(json_t *o, const Mcpt__Annotation *n)
 	return err ?: put_bin(o, "text", &n->text);
 }
 
+static int pathdef_json(json_t *o, const Mcpt__PathDef *d)
+{
+	int err = json_put(o, "id", json_integer(d->id));
+
+	return err ?: put_bin(o, "value", &d->value);
+}
+
 static int seal_json(json_t *o, const Mcpt__Seal *s, const Mcpt__SealStatement *st)
 {
 	int err = put_hex(o, "key_id", &s->key_id);
@@ -331,6 +338,8 @@ static int body_json(json_t *o, const struct replay_rec *r)
 		return proc_json(o, (const Mcpt__ProcInfo *)m);
 	case MCPT_T_NOTE:
 		return note_json(o, (const Mcpt__Annotation *)m);
+	case MCPT_T_PATH_DEF:
+		return pathdef_json(o, (const Mcpt__PathDef *)m);
 	case MCPT_T_SEAL:
 		return seal_json(o, (const Mcpt__Seal *)m, r->statement);
 	case MCPT_T_EPOCH_CERT:

@@ -30,6 +30,8 @@ const char *dump_type_name(enum mcpt_type t)
 		return "proc";
 	case MCPT_T_NOTE:
 		return "note";
+	case MCPT_T_PATH_DEF:
+		return "pathdef";
 	case MCPT_T_EPOCH_CERT:
 		return "epoch-cert";
 	case MCPT_T_SEAL:
@@ -327,6 +329,13 @@ static void note_text(struct strbuf *sb, const Mcpt__Annotation *n)
 	put_bin(sb, "text", &n->text);
 }
 
+/* A value-table definition; the events after it show the value itself, resolved by replay. */
+static void pathdef_text(struct strbuf *sb, const Mcpt__PathDef *d)
+{
+	strbuf_printf(sb, " id=%u", d->id);
+	put_bin(sb, "value", &d->value);
+}
+
 static void seal_text(struct strbuf *sb, const Mcpt__Seal *s, const Mcpt__SealStatement *st)
 {
 	static const char *const flag_names[] = {"final", "heartbeat", "mark", "signal", "rotate"};
@@ -376,6 +385,9 @@ static void body_text(struct strbuf *sb, const struct replay_rec *r)
 		break;
 	case MCPT_T_NOTE:
 		note_text(sb, (const Mcpt__Annotation *)m);
+		break;
+	case MCPT_T_PATH_DEF:
+		pathdef_text(sb, (const Mcpt__PathDef *)m);
 		break;
 	case MCPT_T_SEAL:
 		seal_text(sb, (const Mcpt__Seal *)m, r->statement);

@@ -28,6 +28,7 @@ struct replay {
 	struct arena ar;
 	ProtobufCAllocator alloc;
 	uint64_t malformed;
+	struct mcpt_valtab *values; /* the chunk's value table: references resolved in one place */
 	replay_cb cb;
 	void *ctx;
 };
@@ -91,6 +92,11 @@ struct replay *replay__new(const struct replay_opts *o)
 
 	if (!r)
 		return NULL;
+	r->values = mcpt_valtab__new();
+	if (!r->values) {
+		free(r);
+		return NULL;
+	}
 	if (o)
 		r->o = *o;
 	r->alloc.alloc = arena_alloc;
@@ -106,6 +112,7 @@ void replay__free(struct replay *r)
 	if (r->header)
 		mcpt__header__free_unpacked(r->header, NULL);
 	mcpt_report__fini(&r->rep);
+	mcpt_valtab__free(r->values);
 	free(r->ar.buf);
 	free(r);
 }
@@ -139,6 +146,16 @@ static void keep_header(struct replay *r, const struct mcpt_record *rec)
 	r->header = mcpt__header__unpack(NULL, rec->body_len, rec->body);
 }
 
+/* The one place value-table references are resolved (after the record is decoded, whatever
+ * decoded it): every consumer sees an Event with its paths and addresses in place, as in a
+ * trace written without the table. The verifier has already resolved its own parse (a
+ * borrowed msg), which makes this a no-op for events; definitions enter this table either way,
+ * for records unpacked here (held segments). */
+static int resolve_values(struct replay *r, const struct mcpt_record *rec, ProtobufCMessage *msg)
+{
+	return mcpt_valtab__feed(r->values, rec->chunk, rec->type, msg, NULL, 0);
+}
+
 static int on_record(void *ctx, const struct mcpt_record *rec)
 {
 	struct replay *r = ctx;
@@ -159,6 +176,14 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 		rr.malformed = !rr.msg;
 		r->malformed += rr.malformed;
 	}
+	if (rr.msg && resolve_values(r, rec, (ProtobufCMessage *)rr.msg)) {
+		mcpt_valtab__detach(r->values, (ProtobufCMessage *)rr.msg);
+		if (!borrowed)
+			protobuf_c_message_free_unpacked((ProtobufCMessage *)rr.msg, &r->alloc);
+		rr.msg = NULL; /* a bad reference: the record is malformed (verify names it) */
+		rr.malformed = true;
+		r->malformed++;
+	}
 	if (rr.msg && rec->type == MCPT_T_SEAL) {
 		const Mcpt__Seal *s = (const Mcpt__Seal *)rr.msg;
 
@@ -168,8 +193,10 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	ret = r->cb(r->ctx, &rr);
 	if (rr.statement)
 		mcpt__seal_statement__free_unpacked((Mcpt__SealStatement *)rr.statement, &r->alloc);
-	if (rr.msg && !borrowed)
+	if (rr.msg && !borrowed) {
+		mcpt_valtab__detach(r->values, (ProtobufCMessage *)rr.msg);
 		protobuf_c_message_free_unpacked((ProtobufCMessage *)rr.msg, &r->alloc);
+	}
 	return ret;
 }
 

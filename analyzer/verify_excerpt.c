@@ -66,8 +66,9 @@ static uint8_t *slurp(const char *path, int fd, size_t *len)
 	return buf;
 }
 
-/* The proven record, unpacked for dump's renderings (it parsed within the verifier's budget). */
-static void record_view(const struct mcpt_excerpt *x, struct replay_rec *rr)
+/* The proven record, unpacked for dump's renderings (it parsed within the verifier's budget),
+ * with its value references resolved from its chunk (vt holds the values while it is shown). */
+static void record_view(const struct mcpt_excerpt *x, struct mcpt_valtab *vt, struct replay_rec *rr)
 {
 	const ProtobufCMessageDescriptor *d = mcpt_record_descriptor(x->rec.type);
 
@@ -75,6 +76,12 @@ static void record_view(const struct mcpt_excerpt *x, struct replay_rec *rr)
 	rr->rec = &x->rec;
 	if (d && x->rec.body) {
 		rr->msg = protobuf_c_message_unpack(d, NULL, x->rec.body_len, x->rec.body);
+		if (rr->msg && x->chunk &&
+		    (!vt || mcpt_excerpt_resolve(x, vt, (ProtobufCMessage *)rr->msg, NULL, 0))) {
+			mcpt_valtab__detach(vt, (ProtobufCMessage *)rr->msg);
+			protobuf_c_message_free_unpacked((ProtobufCMessage *)rr->msg, NULL);
+			rr->msg = NULL;
+		}
 		rr->malformed = !rr->msg;
 	}
 }
@@ -214,6 +221,7 @@ int verify_excerpt(const char *path, int fd, const struct mcpt_pubkey *key, bool
 	Mcpt__Header *h = NULL;
 	struct mcpt_excerpt x;
 	struct replay_rec rr = {0};
+	struct mcpt_valtab *vt = mcpt_valtab__new();
 	char msg[1024];
 	size_t len = 0;
 	uint8_t *buf = slurp(path, fd, &len);
@@ -227,7 +235,7 @@ int verify_excerpt(const char *path, int fd, const struct mcpt_pubkey *key, bool
 	}
 	if (x.header && x.verdict != MCPT_INVALID)
 		h = mcpt__header__unpack(NULL, x.header_len, x.header);
-	record_view(&x, &rr);
+	record_view(&x, vt, &rr);
 	if (json && print_json(&x, h, &rr))
 		p_err("failed to write the report: %s", strerror(ENOMEM));
 	else if (!json)
@@ -237,10 +245,12 @@ int verify_excerpt(const char *path, int fd, const struct mcpt_pubkey *key, bool
 		p_err("%s: %s: %s", path, mcpt_excerpt_verdict_name(&x),
 		      mcpt_sanitize(msg, sizeof(msg), x.message));
 cleanup:
+	mcpt_valtab__detach(vt, (ProtobufCMessage *)rr.msg);
 	if (rr.msg)
 		protobuf_c_message_free_unpacked((ProtobufCMessage *)rr.msg, NULL);
 	if (h)
 		mcpt__header__free_unpacked(h, NULL);
+	mcpt_valtab__free(vt);
 	free(buf);
 	return code;
 }

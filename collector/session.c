@@ -180,6 +180,13 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 		return budget_spent(s);
 	}
 	s->records++;
+	if (!s->write_err) { /* repeated paths and addresses by reference (value table) */
+		err = mcpt_writer__event_refs(s->writer, &enc.msg);
+		if (err) {
+			set_write_err(s, err, "value definition");
+			return -EIO;
+		}
+	}
 	return append_packed(s, MCPT_T_EVENT, wire_event_pack(&enc.msg, s->wire), ev->ts) ?
 		       -EIO :
 		       budget_spent(s);

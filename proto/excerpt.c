@@ -265,6 +265,7 @@ static int chunk(struct xstate *x, uint8_t leaf[MCPT_HASH_LEN])
 			     o->chunk_frames, rule->max_records);
 	crypto_generichash_init(&h, NULL, 0, MCPT_HASH_LEN);
 	crypto_generichash_update(&h, &prefix, 1);
+	o->chunk = x->p + x->pos;
 	for (uint32_t i = 0; i < o->chunk_frames; i++) {
 		size_t at = x->pos;
 
@@ -275,6 +276,7 @@ static int chunk(struct xstate *x, uint8_t leaf[MCPT_HASH_LEN])
 			return 1;
 		bytes += x->pos - at;
 	}
+	o->chunk_len = (size_t)bytes;
 	if (x->pos != x->n)
 		return xfail(x, MCPT_E_TRAILING, "%zu bytes after the chunk", x->n - x->pos);
 	if (o->chunk_frames < rule->max_records && bytes < rule->max_bytes &&
@@ -341,6 +343,32 @@ static void proven(struct xstate *x)
 		o->code = MCPT_E_UNVERIFIED;
 }
 
+/* Step 12 (EXCERPT.md): the record's value references resolve from its chunk's definitions. */
+static int refs(struct xstate *x)
+{
+	const ProtobufCMessageDescriptor *d = mcpt_type_descriptor(x->out->rec.type);
+	struct mcpt_valtab *t;
+	ProtobufCMessage *m;
+	char why[120];
+	int err;
+
+	if (x->out->rec.type != MCPT_T_EVENT || !d)
+		return 0;
+	t = mcpt_valtab__new();
+	m = protobuf_c_message_unpack(d, NULL, x->out->rec.body_len, x->out->rec.body);
+	err = t && m ? mcpt_excerpt_resolve(x->out, t, m, why, sizeof(why)) : -ENOMEM;
+	mcpt_valtab__detach(t, m);
+	if (m)
+		protobuf_c_message_free_unpacked(m, NULL);
+	mcpt_valtab__free(t);
+	if (err == -ENOMEM)
+		return xfail(x, MCPT_E_IO, "failed to check record %llu: out of memory",
+			     (ull)x->out->record);
+	if (err)
+		return xfail(x, MCPT_E_RECORD_PARSE, "record %llu: %s", (ull)x->out->record, why);
+	return 0;
+}
+
 static void run(struct xstate *x)
 {
 	uint8_t leaf[MCPT_HASH_LEN];
@@ -362,6 +390,8 @@ static void run(struct xstate *x)
 		      (ull)x->out->record);
 		return;
 	}
+	if (refs(x))
+		return;
 	proven(x);
 }
 

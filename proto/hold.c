@@ -32,7 +32,7 @@ void mcpt_hold_drop(struct hold *h)
 }
 
 int mcpt_hold_push(struct hold *h, uint64_t index, uint64_t offset, uint32_t type,
-		   const uint8_t *body, size_t len)
+		   const uint8_t *body, size_t len, uint64_t chunk)
 {
 	size_t used = h->bytes.len + (h->n + 1) * sizeof(struct hold_rec);
 
@@ -51,7 +51,7 @@ int mcpt_hold_push(struct hold *h, uint64_t index, uint64_t offset, uint32_t typ
 		return -ENOMEM;
 	if (len)
 		memcpy(h->bytes.p + h->bytes.len, body, len);
-	h->recs[h->n++] = (struct hold_rec){index, offset, type, h->bytes.len, len};
+	h->recs[h->n++] = (struct hold_rec){index, offset, type, h->bytes.len, len, chunk};
 	h->bytes.len += len;
 	return 0;
 }
@@ -63,9 +63,11 @@ int mcpt_hold_release(struct hold *h, struct vstate *v, bool provisional)
 	for (size_t i = 0; i < h->n && !err && !v->cb_ret; i++) {
 		const struct hold_rec *r = &h->recs[i];
 
+		v->offer_chunk = r->chunk;
 		err = mcpt_v_deliver(v, r->index, r->offset, r->type, h->bytes.p + r->body_off,
 				     r->body_len, provisional);
 	}
+	v->offer_chunk = 0;
 	mcpt_hold_drop(h);
 	return err;
 }

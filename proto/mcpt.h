@@ -45,9 +45,18 @@ enum mcpt_type {
 	MCPT_T_LOSS = 5,
 	MCPT_T_PROC = 6,
 	MCPT_T_NOTE = 7,
+	MCPT_T_PATH_DEF = 8, /* value table: Header.incompatible_features MCPT_FEAT_VALUE_TABLE */
 	MCPT_T_EPOCH_CERT = 13,
 	MCPT_T_SEAL = 15,
 };
+
+/* Header.incompatible_features bits this library implements (a reader refuses any other). */
+#define MCPT_FEAT_VALUE_TABLE 1ull /* PathDef records and Event *_ref fields (valtab.c) */
+#define MCPT_FEATURES_KNOWN   MCPT_FEAT_VALUE_TABLE
+/* Bounds of one chunk's value table (trace.proto, PathDef): past them a writer writes values
+ * inline and a reader refuses the definition. */
+#define MCPT_VT_MAX_VALUES 1024u
+#define MCPT_VT_MAX_BYTES  (64u << 10)
 
 /* SealStatement.flags */
 enum mcpt_seal_flags {
@@ -119,6 +128,7 @@ struct mcpt_writer_opts {
 					 * NULL opts means true, a zeroed struct means false */
 	size_t flush_bytes;		/* write() once this much is buffered; 0 = 64 KiB */
 	const struct mcpt_clock *clock; /* NULL = the real clocks */
+	bool value_table; /* set MCPT_FEAT_VALUE_TABLE: mcpt_writer__event_refs may define values */
 	const uint8_t *trace_id;	/* NULL = random; 16 bytes otherwise (tests) */
 	uint32_t max_record_len;	/* Header.max_record_len; 0 = 1 MiB (1 KiB..16 MiB) */
 };
@@ -129,7 +139,8 @@ struct mcpt_writer;
  * it owns (format version, trace_id, schema_id, signer, seal_policy, max_record_len, and clock
  * when hdr->clock is NULL) on a private copy: hdr is not modified and need not outlive the
  * call (read the trace id back with mcpt_writer__trace_id). The caller fills everything else
- * (host, kernel, target, collector...); incompatible_features must be 0. The writer keeps a
+ * (host, kernel, target, collector...); incompatible_features must be 0 (the library sets
+ * MCPT_FEAT_VALUE_TABLE itself when opts->value_table). The writer keeps a
  * reference to signer, not ownership; signer NULL writes an unsigned trace (tests only:
  * verify refuses it without allow_unsigned). Policy values out of the verifier's bounds ->
  * EINVAL; a header over 64 KiB -> EMSGSIZE; a write error -> its errno. NULL and errno on
@@ -147,6 +158,23 @@ int mcpt_writer__append(struct mcpt_writer *w, enum mcpt_type type, const Protob
  * past max_record_len (not sticky: the record is skipped, the trace goes on). */
 int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t *body, size_t len,
 			    uint64_t ts);
+
+/* Value table (trace.proto, PathDef; writer_vt.c). Call it on an Event just before appending
+ * it, with no other append, seal or tick in between: each byte field whose value this chunk has
+ * already met (in an earlier record or in another field of ev) is replaced by a reference
+ * (ev's bytes cleared, its *_ref set), PathDef records defining new values being appended first;
+ * values met for the first time stay inline. It defines values only when the definitions and
+ * the event will share a chunk (mcpt_writer__chunk_room) and the chunk's table has room.
+ * ev's byte fields are only re-pointed, never freed. A writer without opts.value_table leaves
+ * ev alone. 0 or -errno: -EINVAL when ev already holds a reference; a failed append (sticky
+ * as for mcpt_writer__append). */
+int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev);
+/* Whether `records` more records of `bytes` frame bytes in all, appended now, would all fall
+ * in the chunk open now (or about to open) with room left for one more record after them: no
+ * chunk closes and no seal is due on the way. */
+bool mcpt_writer__chunk_room(const struct mcpt_writer *w, uint32_t records, size_t bytes);
+/* Ordinal of the chunk the next record will fall in (1 for the first chunk of the trace). */
+uint64_t mcpt_writer__chunk(const struct mcpt_writer *w);
 
 /* Cumulative loss total for one source, carried in every following seal; must not decrease. */
 int mcpt_writer__set_loss(struct mcpt_writer *w, Mcpt__LossSource src, uint64_t cumulative);
@@ -245,6 +273,9 @@ struct mcpt_record {
 	 * type delivered as it is read, i.e. without hold_segments), else NULL: valid during the
 	 * callback only, read-only. Saves the caller a second unpack of the same bytes. */
 	const ProtobufCMessage *msg;
+	/* ordinal of the hash chunk holding the record, from 1; 0 for the Header and Seals, which
+	 * are in none. Value-table definitions are valid within one chunk (mcpt_valtab__feed). */
+	uint64_t chunk;
 };
 
 /* Return 0 to go on, non-zero to stop reading (mcpt_verify then returns that value). */
@@ -348,6 +379,24 @@ void mcpt_report__fini(struct mcpt_report *rep);
  * Header and Seal included; NULL for a type it does not know (skip it). */
 const ProtobufCMessageDescriptor *mcpt_record_descriptor(enum mcpt_type type);
 
+/* The reader's value table (valtab.c, trace.proto PathDef): one chunk's definitions, at most
+ * MCPT_VT_MAX_VALUES values of MCPT_VT_MAX_BYTES in all (~73 KiB). */
+struct mcpt_valtab;
+struct mcpt_valtab *mcpt_valtab__new(void); /* NULL and errno */
+void mcpt_valtab__free(struct mcpt_valtab *t); /* accepts NULL */
+/* Feeds one unpacked record of chunk `chunk` (mcpt_record.chunk; a new chunk empties the
+ * table). A PathDef defines the chunk's next id (its id must be that one; bounds above). An
+ * Event has each reference replaced by the value (the bytes field points into the table, valid
+ * until the table moves to another chunk or is freed; the *_ref field is cleared), so feeding
+ * it twice is harmless. Other types pass. 0, or -EBADMSG with one line in why (without the
+ * record's index, which the caller adds): an id not defined yet in the chunk, a field with both
+ * bytes and a reference, a definition out of order or over the bounds. */
+int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
+		      ProtobufCMessage *msg, char *why, size_t whylen);
+/* Call before protobuf_c_message_free_unpacked on a message resolved by t: clears the fields
+ * that point into t's values (protobuf-c would free them). */
+void mcpt_valtab__detach(const struct mcpt_valtab *t, ProtobufCMessage *msg);
+
 /* Exit code of `mcpwitness verify` for a verdict (TRACE-FORMAT.md 4.11). */
 int mcpt_verdict_exit_code(enum mcpt_verdict v);
 const char *mcpt_verdict_name(enum mcpt_verdict v); /* "VALID_COMPLETE", ... */
@@ -448,6 +497,8 @@ struct mcpt_excerpt {
 	const uint8_t *header; /* the Header's inner message (unpack with mcpt__header__unpack) */
 	size_t header_len;
 	struct mcpt_record rec; /* the proven record (rec.provisional is false once proven) */
+	const uint8_t *chunk;	/* the frames of its chunk (for mcpt_excerpt_resolve) */
+	size_t chunk_len;
 };
 
 /* Verifies the excerpt p[0..n) with opts (the key; allow_unsigned): the checks of proto/
@@ -455,6 +506,11 @@ struct mcpt_excerpt {
  * verdict was reached (out->verdict), -EINVAL for NULL arguments, -ENOMEM. */
 int mcpt_excerpt_verify(const uint8_t *p, size_t n, const struct mcpt_verify_opts *opts,
 			struct mcpt_excerpt *out);
+/* Resolves the value references of msg, the proven record of x unpacked by the caller, from
+ * the definitions in the frames of its chunk before it (t is emptied first). 0 or -EBADMSG with
+ * one line in why (as mcpt_valtab__feed). */
+int mcpt_excerpt_resolve(const struct mcpt_excerpt *x, struct mcpt_valtab *t, ProtobufCMessage *msg,
+			 char *why, size_t whylen);
 /* "PROVEN" for a proven excerpt, else as mcpt_report_verdict_name. */
 const char *mcpt_excerpt_verdict_name(const struct mcpt_excerpt *x);
 

@@ -32,6 +32,7 @@ int mcpt_v_deliver(struct vstate *v, uint64_t index, uint64_t offset, uint32_t t
 		.body_len = len,
 		.provisional = provisional,
 		.msg = v->offer_msg,
+		.chunk = v->offer_chunk,
 	};
 	int r;
 
@@ -54,7 +55,8 @@ int mcpt_v_offer(struct vstate *v, const struct vframe *f)
 	if (!v->opts.hold_segments)
 		return mcpt_v_deliver(v, f->index, f->offset, f->rv.type, body, f->rv.body_len,
 				      true);
-	err = mcpt_hold_push(&v->hold, f->index, f->offset, f->rv.type, body, f->rv.body_len);
+	err = mcpt_hold_push(&v->hold, f->index, f->offset, f->rv.type, body, f->rv.body_len,
+			     v->offer_chunk);
 	if (err == -ENOBUFS)
 		mcpt_v_fatal(v, MCPT_E_LIMIT, f->index, f->offset,
 			     "the segment starting at record %llu exceeds the hold buffer "
@@ -244,6 +246,21 @@ static int read_frame(struct vstate *v, struct vframe *f, uint32_t cap, bool hea
 	return 1;
 }
 
+/* The value table: definitions and references of the chunk (valtab.c), resolved in the parse
+ * handed to the callback. A bad one makes the segment BAD when its seal is checked. */
+static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
+{
+	char why[120];
+
+	if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
+			      (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0 ||
+	    v->seg_ref_err)
+		return;
+	v->seg_ref_err = index + 1;
+	snprintf(v->seg_ref_why, sizeof(v->seg_ref_why), "record %llu: %s",
+		 (unsigned long long)index, why);
+}
+
 static int data_record(struct vstate *v, struct vframe *f)
 {
 	uint32_t type = f->rv.type;
@@ -256,16 +273,22 @@ static int data_record(struct vstate *v, struct vframe *f)
 		if (!v->seg_parse_err)
 			v->seg_parse_err = f->index + 1;
 	}
-	if (type > MCPT_T_NOTE && type != MCPT_T_EPOCH_CERT) {
+	if (!mcpt_type_descriptor(type)) {
 		if (!v->rep->unknown_types++) {
 			v->first_unknown = type;
 			v->first_unknown_at = f->index;
 		}
 	}
+	if (v->seg.chunk_n == 0)
+		v->chunk_seq++; /* this record opens a chunk */
+	if (v->parsed)
+		check_refs(v, f->index, type);
 	mcpt_segment_add(&v->seg, f->p, f->len);
 	v->offer_msg = v->parsed; /* delivered now (not held): the callback may use it */
+	v->offer_chunk = v->chunk_seq;
 	r = mcpt_v_offer(v, f);
 	v->offer_msg = NULL;
+	v->offer_chunk = 0;
 	return r;
 }
 
@@ -393,6 +416,9 @@ static int vstate_init(struct vstate *v, const struct mcpt_verify_opts *opts, in
 	mcpt_arena_init(&v->arena);
 	mcpt_hold_init(&v->hold, v->opts.hold_max_bytes);
 	v->contiguous = true;
+	v->vt = mcpt_valtab__new();
+	if (!v->vt)
+		return -ENOMEM;
 	return mcpt_reader_init(&v->rd, fd);
 }
 
@@ -404,6 +430,7 @@ static void vstate_fini(struct vstate *v)
 	mcpt_buf_free(&v->pae);
 	mcpt_buf_free(&v->side);
 	mcpt_hold_fini(&v->hold);
+	mcpt_valtab__free(v->vt);
 	free(v);
 }
 

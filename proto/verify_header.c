@@ -56,9 +56,9 @@ static enum mcpt_code check_fields(const struct vstate *v, const Mcpt__Header *h
 			 h->format_major, h->format_minor, MCPT_FORMAT_MAJOR, minor);
 		return MCPT_E_HEADER;
 	}
-	if (h->incompatible_features) {
+	if (h->incompatible_features & ~MCPT_FEATURES_KNOWN) {
 		snprintf(msg, len, "unknown incompatible feature bits 0x%llx",
-			 (unsigned long long)h->incompatible_features);
+			 (unsigned long long)(h->incompatible_features & ~MCPT_FEATURES_KNOWN));
 		return MCPT_E_FEATURE;
 	}
 	if (strcmp(h->schema_id, MCPT_SCHEMA_ID) != 0) {

@@ -24,6 +24,7 @@ struct hold_rec {
 	uint64_t index, offset;
 	uint32_t type;
 	size_t body_off, body_len; /* into hold.bytes */
+	uint64_t chunk;
 };
 
 struct hold {
@@ -48,6 +49,7 @@ struct vstate {
 	int cb_ret;
 	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena) */
 	const ProtobufCMessage *offer_msg; /* handed to the callback with the record offered */
+	uint64_t offer_chunk;		   /* mcpt_record.chunk of the record offered */
 
 	struct mcpt_reader rd;
 	struct mcpt_arena arena;
@@ -70,6 +72,10 @@ struct vstate {
 	struct mcpt_segment seg;
 	uint64_t seg_first, seg_offset;
 	uint64_t seg_parse_err; /* index + 1 of the first record that does not parse, 0 = none */
+	uint64_t chunk_seq;	/* ordinal of the last chunk opened */
+	struct mcpt_valtab *vt; /* the open chunk's value table */
+	uint64_t seg_ref_err;	/* index + 1 of the first record with a bad value reference */
+	char seg_ref_why[160];
 
 	/* the seal chain */
 	uint8_t prev_digest[MCPT_HASH_LEN];
@@ -146,7 +152,7 @@ void mcpt_hold_fini(struct hold *h);
 void mcpt_hold_drop(struct hold *h);
 /* 0, -ENOBUFS past h->max, -ENOMEM. */
 int mcpt_hold_push(struct hold *h, uint64_t index, uint64_t offset, uint32_t type,
-		   const uint8_t *body, size_t len);
+		   const uint8_t *body, size_t len, uint64_t chunk);
 /* Hands every held record to the callback (provisional as given) and empties the hold. */
 int mcpt_hold_release(struct hold *h, struct vstate *v, bool provisional);
 

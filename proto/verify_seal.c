@@ -160,6 +160,8 @@ static bool check_counts(struct vstate *v, struct seal_check *c)
 	if (v->seg_parse_err)
 		return fail(c, MCPT_E_RECORD_PARSE, "record %llu is signed but does not parse",
 			    (unsigned long long)v->seg_parse_err - 1);
+	if (v->seg_ref_err)
+		return fail(c, MCPT_E_RECORD_PARSE, "%s", v->seg_ref_why);
 	return true;
 }
 
@@ -370,5 +372,6 @@ int mcpt_v_seal(struct vstate *v, struct vframe *f)
 	v->seg_first = f->index + 1;
 	v->seg_offset = f->offset + f->len;
 	v->seg_parse_err = 0;
+	v->seg_ref_err = 0;
 	return r;
 }

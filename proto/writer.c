@@ -107,7 +107,9 @@ static int write_header(struct mcpt_writer *w, const Mcpt__Header *hdr)
 	int err;
 
 	if (h.incompatible_features)
-		return -EINVAL; /* this library implements no incompatible feature */
+		return -EINVAL; /* the library sets the bits of the features it uses */
+	if (w->vt)
+		h.incompatible_features = MCPT_FEAT_VALUE_TABLE;
 	h.format_major = MCPT_FORMAT_MAJOR;
 	h.format_minor = MCPT_FORMAT_MINOR;
 	h.trace_id = (ProtobufCBinaryData){MCPT_TRACE_ID_LEN, w->trace_id};
@@ -179,6 +181,10 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 		goto fail;
 	}
 	w->is_reg = S_ISREG(st.st_mode);
+	if (opts && opts->value_table && !(w->vt = mcpt_wvt_new())) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	err = write_header(w, hdr);
 	if (!err)
 		err = mcpt_writer_flush(w); /* surface EBADF/EPIPE at open, not later */
@@ -220,6 +226,8 @@ static int frame_begin(struct mcpt_writer *w, uint32_t type, size_t len, uint8_t
 /* Hashes the frame just built, counts it, and seals or flushes when due. */
 static int frame_end(struct mcpt_writer *w, size_t frame_len, uint64_t ts)
 {
+	if (w->seg.chunk_n == 0)
+		w->chunk_seq++; /* this record opens a chunk */
 	mcpt_segment_add(&w->seg, w->out.p + w->out.len, frame_len);
 	w->out.len += frame_len;
 	w->offset += frame_len;
@@ -402,12 +410,26 @@ void mcpt_writer__free(struct mcpt_writer *w)
 	mcpt_buf_free(&w->out);
 	mcpt_buf_free(&w->stmt);
 	mcpt_buf_free(&w->pae);
+	free(w->vt);
 	free(w);
 }
 
 uint64_t mcpt_writer__records(const struct mcpt_writer *w)
 {
 	return w->records;
+}
+
+uint64_t mcpt_writer__chunk(const struct mcpt_writer *w)
+{
+	return w->seg.chunk_n ? w->chunk_seq : w->chunk_seq + 1;
+}
+
+bool mcpt_writer__chunk_room(const struct mcpt_writer *w, uint32_t records, size_t bytes)
+{
+	const struct mcpt_segment *s = &w->seg;
+
+	return (uint64_t)s->chunk_n + records < s->max_records &&
+	       s->chunk_bytes + bytes < s->max_bytes && s->records + records < w->max_seg_records;
 }
 
 uint64_t mcpt_writer__seals(const struct mcpt_writer *w)

@@ -30,6 +30,8 @@ struct mcpt_writer {
 	uint64_t seals;
 
 	struct mcpt_segment seg;
+	uint64_t chunk_seq; /* ordinal of the last chunk opened (0 before the first) */
+	struct mcpt_wvt *vt; /* value table (opts.value_table), else NULL */
 	uint64_t seg_first; /* index of the segment's first record */
 	uint64_t min_ts, max_ts;
 	Mcpt__LossTotals loss;
@@ -47,6 +49,10 @@ int mcpt_writer_flush(struct mcpt_writer *w);
 /* Makes room for a frame of n bytes at the end of the output buffer (flushing first when the
  * buffer is over its threshold). 0 or -errno (sticky). */
 int mcpt_writer_room(struct mcpt_writer *w, size_t n);
+
+/* writer_vt.c: the writer's value table (NULL and errno on allocation failure). */
+struct mcpt_wvt;
+struct mcpt_wvt *mcpt_wvt_new(void);
 
 /* writer_seal.c: closes the segment and writes its seal (flags include FINAL for the last one),
  * then flushes and, on regular files, fdatasyncs. 0 or -errno (sticky). */

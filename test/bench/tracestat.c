@@ -7,7 +7,10 @@
  * figures projected for a chunk-scoped path and task table (pathproj.c):
  *   PROJ <class> <records> <bytes> <bytes per record>
  * where bytes are whole frames (length prefix, record tag and body), the file's real cost;
- * the preamble, Header and Seals are reported apart ("header", "seal").
+ * the preamble, Header and Seals are reported apart ("header", "seal"). The PathDef records
+ * of the value table are counted in the bytes of the event that follows them (the one they
+ * were written for), and also alone: `DEFS <records> <bytes>`. The projection is meant for
+ * traces without the table.
  *
  * usage: tracestat TRACE
  */
@@ -32,6 +35,7 @@ struct stat_ctx {
 	Mcpt__Event *last_event; /* the previous record when an Event: projected once its frame
 				  * length is known */
 	size_t last_body;
+	uint64_t defs, def_bytes, pending; /* PathDef bytes waiting for their event */
 };
 
 static int event_class(const struct mcpt_record *rec, Mcpt__Event **out)
@@ -79,9 +83,18 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	struct stat_ctx *s = ctx;
 	int c;
 
-	if (s->last_cls >= 0) {
+	if (s->last_type == MCPT_T_PATH_DEF) {
+		s->pending += rec->offset - s->last_offset;
+		s->def_bytes += rec->offset - s->last_offset;
+	} else if (s->last_cls >= 0) {
 		s->bytes[s->last_cls] += rec->offset - s->last_offset;
 		project_last(s, rec->offset - s->last_offset);
+	}
+	s->last_offset = rec->offset;
+	if (rec->type == MCPT_T_PATH_DEF) {
+		s->defs++;
+		s->last_type = rec->type;
+		return 0;
 	}
 	switch (rec->type) {
 	case MCPT_T_HEADER:
@@ -93,6 +106,9 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	case MCPT_T_EVENT:
 		c = event_class(rec, &s->last_event);
 		s->last_body = rec->body_len;
+		s->bytes[c] += s->pending;
+		s->proj[c] += s->pending;
+		s->pending = 0;
 		break;
 	case MCPT_T_STDIO:
 		c = C_STDIO;
@@ -114,7 +130,6 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	s->n[c]++;
 	s->last_cls = c;
 	s->last_type = rec->type;
-	s->last_offset = rec->offset;
 	return 0;
 }
 
@@ -150,6 +165,7 @@ int main(int argc, char **argv)
 		if (s.n[c])
 			printf("PROJ %s %llu %llu %.1f\n", cls_name[c], (unsigned long long)s.n[c],
 			       (unsigned long long)s.proj[c], (double)s.proj[c] / (double)s.n[c]);
+	printf("DEFS %llu %llu\n", (unsigned long long)s.defs, (unsigned long long)s.def_bytes);
 	printf("STAT lost %llu\n", (unsigned long long)s.lost);
 	printf("STAT verdict %s\n", mcpt_report_verdict_name(&rep));
 	mcpt_report__fini(&rep);

@@ -2,7 +2,8 @@
  * fuzz_seeds.c - writes the seed corpus of the trace fuzzers into DIR: small real traces made
  * by the library's writer with a fake clock and the test key (seed 0x01 x 32), so the corpus
  * is deterministic and needs no committed binaries: a complete trace with every record type,
- * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one;
+ * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one,
+ * two written with the value table (PathDef records, Event references);
  * and excerpts (export --record) of records of three of them, for fuzz_excerpt.
  * Usage: fuzz_seeds DIR
  */
@@ -45,14 +46,20 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 	int err = 0;
 
 	ev.op = MCPT__OP__OP_OPENAT;
-	ev.path = (ProtobufCBinaryData){11, (uint8_t *)"/etc/passwd"};
 	ev.n_args = 2;
 	ev.args = args;
 	for (int i = 0; i < n && !err; i++) {
 		clk->now += 1000000;
 		ev.seq = (uint64_t)i;
 		ev.ts = clk->now;
-		err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, ev.ts);
+		/* repeated paths: a writer with the value table defines and references them */
+		ev.path = (ProtobufCBinaryData){11,
+						(uint8_t *)(i % 3 ? "/etc/passwd" : "/etc/shadow")};
+		ev.opened_path = i % 2 ? ev.path : (ProtobufCBinaryData){0, NULL};
+		ev.path_ref = ev.opened_path_ref = 0; /* set by event_refs for the previous one */
+		err = mcpt_writer__event_refs(w, &ev);
+		if (!err)
+			err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, ev.ts);
 	}
 	if (!all_types || err)
 		return err;
@@ -72,7 +79,7 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 }
 
 static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int sign, int final,
-		int all_types)
+		int all_types, bool table)
 {
 	static const uint8_t zero_seed[32] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 					      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -84,7 +91,8 @@ static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int 
 				     .trace_id = tid,
 				     .max_segment_records = seg_max,
 				     .chunk_records = 4,
-				     .chunk_bytes = 1024};
+				     .chunk_bytes = 1024,
+				     .value_table = table};
 	struct mcpt_signer *s = sign ? mcpt_signer_from_seed(zero_seed) : NULL;
 	struct mcpt_writer *w = NULL;
 	char path[4096];
@@ -146,7 +154,8 @@ static int excerpt(const char *dir, const char *trace, uint64_t index, const cha
 			rc = -1;
 	}
 	if (rc)
-		fprintf(stderr, "fuzz_seeds: excerpt %s: %s\n", name, err[0] ? err : "write failed");
+		fprintf(stderr, "fuzz_seeds: excerpt %s: %s\n", name,
+			err[0] ? err : "write failed");
 	free(x);
 	if (fd >= 0)
 		close(fd);
@@ -159,11 +168,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fuzz_seeds DIR\n");
 		return 2;
 	}
-	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1) ||
-	    seed(argv[1], "multi", 60, 16, 1, 1, 0) || seed(argv[1], "nofinal", 10, 4, 1, 0, 0) ||
-	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1) || seed(argv[1], "minimal", 0, 4096, 1, 1, 0))
+	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1, false) ||
+	    seed(argv[1], "multi", 60, 16, 1, 1, 0, false) ||
+	    seed(argv[1], "nofinal", 10, 4, 1, 0, 0, false) ||
+	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1, false) ||
+	    seed(argv[1], "minimal", 0, 4096, 1, 1, 0, false) ||
+	    seed(argv[1], "valtab", 24, 4096, 1, 1, 1, true) ||
+	    seed(argv[1], "valtab-multi", 40, 8, 1, 1, 0, true))
 		return 1;
-	if (excerpt(argv[1], "complete", 3, "excerpt-complete") ||
+	if (excerpt(argv[1], "valtab", 3, "excerpt-valtab") ||
+	    excerpt(argv[1], "complete", 3, "excerpt-complete") ||
 	    excerpt(argv[1], "multi", 30, "excerpt-multi") ||
 	    excerpt(argv[1], "unsigned", 2, "excerpt-unsigned"))
 		return 1;

@@ -171,6 +171,14 @@ START_TEST(wire_event_matches_protobuf_c)
 		e.pstart = rand_width(&x);
 		e.uid = (uint32_t)rand_width(&x);
 		e.gid = (uint32_t)rand_width(&x);
+		{ /* value-table references (trace.proto 22..28) */
+			uint32_t *r[7] = { &e.path_ref, &e.abs_path_ref, &e.opened_path_ref,
+					   &e.data_ref, &e.path2_ref, &e.abs_path2_ref,
+					   &e.data2_ref };
+
+			for (i = 0; i < 7; i++)
+				*r[i] = next_rand(&x) % 3 ? 0 : (uint32_t)rand_width(&x);
+		}
 		for (i = 0; i < 8; i++) {
 			b[i]->len = next_rand(&x) % 3 ? 0 : next_rand(&x) % sizeof(blob);
 			b[i]->data = (uint8_t *)blob;

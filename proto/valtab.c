@@ -1,0 +1,188 @@
+/*
+ * valtab.c - the reader's value table (trace.proto, PathDef; TRACE-FORMAT.md, value table):
+ * the definitions of one hash chunk, and the resolution of an Event's references to them. The
+ * verifier feeds every record to one table to refuse bad references; the analyzer's replay
+ * feeds its own, so every consumer sees events with their values in place, as before the table.
+ *
+ * A definition is valid only in its chunk: the table empties when the chunk ordinal changes.
+ * Ids are dense (1, 2, 3... in record order), so a lookup is an index and a hostile id (0,
+ * forward, huge, repeated) is refused by one comparison. Values are copied (a record's bytes
+ * do not outlive its callback); the bounds keep the table at ~73 KiB.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "valtab_int.h"
+
+struct mcpt_valtab {
+	uint64_t chunk;
+	uint32_t n;    /* ids 1..n are defined */
+	uint32_t used; /* bytes of store in use */
+	uint32_t off[MCPT_VT_MAX_VALUES], len[MCPT_VT_MAX_VALUES];
+	uint8_t store[MCPT_VT_MAX_BYTES];
+};
+
+const struct mcpt_vt_slot mcpt_vt_slots[MCPT_VT_SLOTS] = {
+	{"path", offsetof(Mcpt__Event, path), offsetof(Mcpt__Event, path_ref)},
+	{"abs_path", offsetof(Mcpt__Event, abs_path), offsetof(Mcpt__Event, abs_path_ref)},
+	{"opened_path", offsetof(Mcpt__Event, opened_path), offsetof(Mcpt__Event, opened_path_ref)},
+	{"data", offsetof(Mcpt__Event, data), offsetof(Mcpt__Event, data_ref)},
+	{"path2", offsetof(Mcpt__Event, path2), offsetof(Mcpt__Event, path2_ref)},
+	{"abs_path2", offsetof(Mcpt__Event, abs_path2), offsetof(Mcpt__Event, abs_path2_ref)},
+	{"data2", offsetof(Mcpt__Event, data2), offsetof(Mcpt__Event, data2_ref)},
+};
+
+struct mcpt_valtab *mcpt_valtab__new(void)
+{
+	return calloc(1, sizeof(struct mcpt_valtab));
+}
+
+void mcpt_valtab__free(struct mcpt_valtab *t)
+{
+	free(t);
+}
+
+__attribute__((format(printf, 3, 4))) static int bad(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return -EBADMSG;
+}
+
+static int define(struct mcpt_valtab *t, const Mcpt__PathDef *d, char *why, size_t whylen)
+{
+	if (d->id != t->n + 1)
+		return bad(why, whylen, "PathDef defines id %u where its chunk's next id is %u",
+			   d->id, t->n + 1);
+	if (t->n >= MCPT_VT_MAX_VALUES)
+		return bad(why, whylen, "PathDef id %u: more than %u values in one chunk", d->id,
+			   MCPT_VT_MAX_VALUES);
+	if (d->value.len == 0)
+		return bad(why, whylen, "PathDef id %u defines an empty value", d->id);
+	if (d->value.len > MCPT_VT_MAX_BYTES - t->used)
+		return bad(why, whylen, "PathDef id %u: values over %u bytes in one chunk", d->id,
+			   MCPT_VT_MAX_BYTES);
+	memcpy(t->store + t->used, d->value.data, d->value.len);
+	t->off[t->n] = t->used;
+	t->len[t->n] = (uint32_t)d->value.len;
+	t->used += (uint32_t)d->value.len;
+	t->n++;
+	return 0;
+}
+
+/* Checks every reference first, then resolves: a refused event is left as it was. */
+static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whylen)
+{
+	unsigned i;
+
+	for (i = 0; i < MCPT_VT_SLOTS; i++) {
+		uint32_t id = *mcpt_vt_ref(e, i);
+
+		if (!id)
+			continue;
+		if (mcpt_vt_bytes(e, i)->len)
+			return bad(why, whylen, "Event has both %s and %s_ref %u",
+				   mcpt_vt_slots[i].name, mcpt_vt_slots[i].name, id);
+		if (id > t->n)
+			return bad(why, whylen,
+				   "Event %s_ref %u names a value not defined in its chunk "
+				   "(%u defined before it)",
+				   mcpt_vt_slots[i].name, id, t->n);
+	}
+	for (i = 0; i < MCPT_VT_SLOTS; i++) {
+		uint32_t *ref = mcpt_vt_ref(e, i);
+		ProtobufCBinaryData *b = mcpt_vt_bytes(e, i);
+
+		if (!*ref)
+			continue;
+		b->data = t->store + t->off[*ref - 1];
+		b->len = t->len[*ref - 1];
+		*ref = 0;
+	}
+	return 0;
+}
+
+int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
+		      ProtobufCMessage *msg, char *why, size_t whylen)
+{
+	if (!t || !msg)
+		return -EINVAL;
+	if (chunk != t->chunk) {
+		t->chunk = chunk;
+		t->n = 0;
+		t->used = 0;
+	}
+	if (type == MCPT_T_PATH_DEF && msg->descriptor == &mcpt__path_def__descriptor)
+		return define(t, (const Mcpt__PathDef *)msg, why, whylen);
+	if (type == MCPT_T_EVENT && msg->descriptor == &mcpt__event__descriptor)
+		return resolve(t, (Mcpt__Event *)msg, why, whylen);
+	return 0;
+}
+
+/* The definitions among the first n frames of a chunk (excerpt bytes, framing already checked
+ * by the excerpt verifier) into t, whose chunk is `chunk`. */
+static int chunk_defs(struct mcpt_valtab *t, uint64_t chunk, const uint8_t *p, size_t len,
+		      uint32_t n, char *why, size_t whylen)
+{
+	struct mcpt_record_view rv;
+	size_t pos = 0, used;
+	uint32_t L, i;
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++, pos += used + L) {
+		ProtobufCMessage *m;
+
+		if (mcpt_uvarint_get(p + pos, len - pos, &L, &used) || L > len - pos - used ||
+		    mcpt_record_split(p + pos + used, L, &rv, why, whylen))
+			return bad(why, whylen, "chunk frame %u is malformed", i);
+		if (rv.type != MCPT_T_PATH_DEF)
+			continue;
+		m = protobuf_c_message_unpack(&mcpt__path_def__descriptor, NULL, rv.body_len,
+					      p + pos + used + rv.body_off);
+		if (!m)
+			return bad(why, whylen, "chunk frame %u: PathDef does not parse", i);
+		err = mcpt_valtab__feed(t, chunk, MCPT_T_PATH_DEF, m, why, whylen);
+		protobuf_c_message_free_unpacked(m, NULL);
+	}
+	return err;
+}
+
+int mcpt_excerpt_resolve(const struct mcpt_excerpt *x, struct mcpt_valtab *t, ProtobufCMessage *msg,
+			 char *why, size_t whylen)
+{
+	uint64_t chunk;
+	int err;
+
+	if (!x || !t || !msg || !x->chunk)
+		return -EINVAL;
+	chunk = t->chunk + 1; /* a chunk the table has not seen: it starts empty */
+	err = chunk_defs(t, chunk, x->chunk, x->chunk_len, x->rec.type ? x->in_chunk : 0, why,
+			 whylen);
+	if (err)
+		return err;
+	return mcpt_valtab__feed(t, chunk, x->rec.type, msg, why, whylen);
+}
+
+void mcpt_valtab__detach(const struct mcpt_valtab *t, ProtobufCMessage *msg)
+{
+	unsigned i;
+
+	if (!t || !msg || msg->descriptor != &mcpt__event__descriptor)
+		return;
+	for (i = 0; i < MCPT_VT_SLOTS; i++) {
+		ProtobufCBinaryData *b = mcpt_vt_bytes((Mcpt__Event *)msg, i);
+
+		if (b->data >= t->store && b->data < t->store + sizeof(t->store))
+			*b = (ProtobufCBinaryData){0, NULL};
+	}
+}

@@ -1,0 +1,621 @@
+/*
+ * check_valtab.c - the value table (trace.proto PathDef, Event *_ref; proto/valtab.c and
+ * proto/writer_vt.c):
+ *   writer:  a value is inline the first time its chunk meets it and defined (one PathDef just
+ *            before the event, in the same chunk) the second time, or at once when one record
+ *            holds it twice; the table empties at each chunk; definitions that would not share
+ *            the event's chunk are not written (the value stays inline); past 1024 values or
+ *            64 KiB a chunk's new values stay inline; the Header carries the feature bit;
+ *   round:   a trace written with the table verifies VALID_COMPLETE and every record handed
+ *            to the callback (streamed, or held and unpacked by the caller with rec.chunk)
+ *            resolves to exactly the values given to the writer; an excerpt of a referencing
+ *            event proves it and resolves its values from its own chunk;
+ *   hostile: the reader's table refuses an undefined id, a forward reference, a definition
+ *            from another chunk, ids 0 / out of order / repeated / 2^32-1, a field with both
+ *            bytes and a reference, the 1025th value and values past 64 KiB, each with one
+ *            line; through the verifier each is an INVALID segment (E_RECORD_PARSE) naming the
+ *            record, and the reading goes on.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trace_testlib.h"
+
+Suite *valtab_suite(void);
+
+#define PA "/usr/lib/python3/dist-packages/a.py"
+#define PB "/home/user/project/README.md"
+
+struct wfix {
+	struct tl_clock clk;
+	struct mcpt_signer *s;
+	struct mcpt_writer *w;
+	int fd;
+};
+
+static void wfix_open(struct wfix *f, uint32_t chunk_records, uint32_t seg_max)
+{
+	Mcpt__Header h;
+	Mcpt__Host host;
+	Mcpt__Kernel k;
+	Mcpt__ClockSample cs;
+	uint8_t tid[16];
+	struct mcpt_writer_opts wo = {.value_table = true};
+
+	memset(tid, 0x33, sizeof(tid));
+	f->fd = memfd_create("vt", MFD_CLOEXEC);
+	ck_assert_int_ge(f->fd, 0);
+	tl_clock_init(&f->clk, 1000000);
+	tl_header(&h, &host, &k, &cs);
+	wo.trace_id = tid;
+	wo.clock = &f->clk.clock;
+	wo.chunk_records = chunk_records;
+	wo.chunk_bytes = MCPT_CHUNK_BYTES_MAX;
+	wo.max_segment_records = seg_max;
+	f->s = tl_signer(1);
+	f->w = mcpt_writer__new(f->fd, &h, f->s, &wo);
+	ck_assert_ptr_nonnull(f->w);
+}
+
+static void wfix_close(struct wfix *f, struct tl_bytes *out)
+{
+	ck_assert_int_eq(mcpt_writer__finish(f->w, MCPT__END_REASON__END_CLEAN), 0);
+	mcpt_writer__free(f->w);
+	mcpt_signer_free(f->s);
+	tl_slurp(f->fd, out);
+	close(f->fd);
+}
+
+static ProtobufCBinaryData bin(const char *s)
+{
+	return (ProtobufCBinaryData){strlen(s), (uint8_t *)s};
+}
+
+/* event_refs then append, as the collector does; returns the records event_refs added. */
+static uint64_t put(struct wfix *f, Mcpt__Event *e)
+{
+	uint64_t before = mcpt_writer__records(f->w);
+
+	f->clk.now += 1000;
+	e->ts = f->clk.now;
+	ck_assert_int_eq(mcpt_writer__event_refs(f->w, e), 0);
+	before = mcpt_writer__records(f->w) - before;
+	ck_assert_int_eq(mcpt_writer__append(f->w, MCPT_T_EVENT, &e->base, e->ts), 0);
+	return before;
+}
+
+START_TEST(test_second_meeting)
+{
+	struct wfix f;
+	struct tl_bytes t;
+	Mcpt__Event e = MCPT__EVENT__INIT;
+
+	wfix_open(&f, 64, 4096);
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 0); /* met once: inline */
+	ck_assert_uint_eq(e.path_ref, 0);
+	ck_assert_uint_eq(e.path.len, strlen(PA));
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 1); /* met again: defined, then referenced */
+	ck_assert_uint_eq(e.path_ref, 1);
+	ck_assert_uint_eq(e.path.len, 0);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	e.data = bin("abc"); /* shorter than a reference is worth: never in the table */
+	ck_assert_uint_eq(put(&f, &e), 0);
+	ck_assert_uint_eq(e.path_ref, 1);
+	ck_assert_uint_eq(e.data_ref, 0);
+	ck_assert_uint_eq(e.data.len, 3);
+	e.path = bin(PA); /* an event already holding a reference is refused, nothing written */
+	ck_assert_int_eq(mcpt_writer__event_refs(f.w, &e), -EINVAL);
+	wfix_close(&f, &t);
+	{
+		Mcpt__Header *h;
+		struct tl_frame fr[16];
+
+		ck_assert_uint_eq(tl_frames(t.p, t.len, fr, 16), 6); /* hdr, 3 ev, def, seal */
+		ck_assert_uint_eq(fr[2].type, MCPT_T_PATH_DEF);
+		h = mcpt__header__unpack(NULL, fr[0].blen, t.p + fr[0].body);
+		ck_assert_ptr_nonnull(h);
+		ck_assert_uint_eq(h->incompatible_features, MCPT_FEAT_VALUE_TABLE);
+		mcpt__header__free_unpacked(h, NULL);
+	}
+	tl_bytes_free(&t);
+}
+END_TEST
+
+START_TEST(test_repeated_in_one_record)
+{
+	struct wfix f;
+	struct tl_bytes t;
+	Mcpt__Event e = MCPT__EVENT__INIT;
+
+	wfix_open(&f, 64, 4096);
+	e.path = bin(PA);
+	e.opened_path = bin(PA);
+	e.path2 = bin(PB);
+	ck_assert_uint_eq(put(&f, &e), 1);
+	ck_assert_uint_eq(e.path_ref, 1);
+	ck_assert_uint_eq(e.opened_path_ref, 1);
+	ck_assert_uint_eq(e.path2_ref, 0); /* once: inline */
+	ck_assert_uint_eq(e.path2.len, strlen(PB));
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.abs_path = bin(PB);
+	e.abs_path2 = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 1);
+	ck_assert_uint_eq(e.abs_path_ref, 2);
+	ck_assert_uint_eq(e.abs_path2_ref, 1);
+	wfix_close(&f, &t);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+START_TEST(test_chunk_boundary)
+{
+	struct wfix f;
+	struct tl_bytes t;
+	Mcpt__Event e = MCPT__EVENT__INIT;
+
+	wfix_open(&f, 4, 4096);
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 0); /* chunk 1: record 1 */
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 1); /* def (2), event (3) */
+	ck_assert_uint_eq(mcpt_writer__chunk(f.w), 1);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 0); /* reference (4): the chunk closes */
+	ck_assert_uint_eq(e.path_ref, 1);
+	ck_assert_uint_eq(mcpt_writer__chunk(f.w), 2);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 0); /* a new chunk: met for the first time there */
+	ck_assert_uint_eq(e.path_ref, 0);
+	ck_assert_uint_eq(e.path.len, strlen(PA));
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	ck_assert_uint_eq(put(&f, &e), 0); /* no value: 2 of 4 records in the chunk */
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	e.opened_path = bin(PB);
+	e.path2 = bin(PB);
+	e.abs_path2 = bin(PA);
+	/* two definitions and the event need 3 records, 2 are left: the event would fall in the
+	 * next chunk, so nothing is defined */
+	ck_assert_uint_eq(put(&f, &e), 0);
+	ck_assert_uint_eq(e.path_ref + e.opened_path_ref + e.path2_ref + e.abs_path2_ref, 0);
+	ck_assert_uint_eq(e.path.len + e.abs_path2.len, 2 * strlen(PA));
+	/* a count seal ends the chunk too: with one record left in the segment, no definition */
+	wfix_close(&f, &t);
+	wfix_open(&f, 64, 3);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PA);
+	e.opened_path = bin(PA);
+	ck_assert_uint_eq(put(&f, &e), 1); /* 1 + 1 < 3 */
+	ck_assert_uint_eq(mcpt_writer__seals(f.w), 0);
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.path = bin(PB);
+	e.opened_path = bin(PB);
+	ck_assert_uint_eq(put(&f, &e), 0); /* seals after it: 2 + 1 < 3 fails */
+	ck_assert_uint_eq(e.path_ref, 0);
+	ck_assert_uint_eq(mcpt_writer__seals(f.w), 1);
+	tl_bytes_free(&t);
+	wfix_close(&f, &t);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+/* Distinct values of `len` bytes numbered by n. */
+static ProtobufCBinaryData value_n(char *buf, size_t len, unsigned n)
+{
+	memset(buf, 'a' + n % 26, len);
+	snprintf(buf, len, "/v/%u/", n);
+	buf[strlen(buf)] = 'x';
+	return (ProtobufCBinaryData){len, (uint8_t *)buf};
+}
+
+START_TEST(test_bound_values)
+{
+	static char bufs[1100][16];
+	struct wfix f;
+	struct tl_bytes t;
+	unsigned n = 0, i;
+
+	wfix_open(&f, 65536, 65536);
+	while (n < 1030) { /* 7 distinct values per event: the table fills at 1024 */
+		Mcpt__Event e = MCPT__EVENT__INIT;
+		ProtobufCBinaryData *b[7] = {&e.path,  &e.abs_path,  &e.opened_path, &e.data,
+					     &e.path2, &e.abs_path2, &e.data2};
+
+		for (i = 0; i < 7; i++, n++)
+			*b[i] = value_n(bufs[n], 16, n);
+		ck_assert_uint_eq(put(&f, &e), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		e.path = value_n(bufs[3], 16, 3);	       /* in the table: defined */
+		e.opened_path = value_n(bufs[1027], 16, 1027); /* met past the bound: inline */
+		ck_assert_uint_eq(put(&f, &e), i == 0 ? 1 : 0);
+		ck_assert_uint_eq(e.path_ref, 1);
+		ck_assert_uint_eq(e.opened_path_ref, 0);
+		ck_assert_uint_eq(e.opened_path.len, 16);
+	}
+	wfix_close(&f, &t);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1}, NULL, NULL,
+				   &(struct mcpt_report){0}),
+			 0);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+START_TEST(test_bound_bytes)
+{
+	static char big[20][4096];
+	struct wfix f;
+	struct tl_bytes t;
+	unsigned i;
+
+	wfix_open(&f, 65536, 65536);
+	for (i = 0; i < 17; i++) { /* 16 values of 4 KiB fill the 64 KiB store */
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		e.data = value_n(big[i], sizeof(big[i]), i);
+		ck_assert_uint_eq(put(&f, &e), 0);
+	}
+	for (i = 15; i < 17; i++) {
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		e.data = value_n(big[i], sizeof(big[i]), i);
+		ck_assert_uint_eq(put(&f, &e), i == 15 ? 1 : 0);
+		ck_assert_uint_eq(e.data_ref, i == 15 ? 1 : 0);
+	}
+	wfix_close(&f, &t);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+/* ---- round trip ---- */
+
+struct seen {
+	struct mcpt_valtab *vt;
+	bool unpack; /* held records come without msg: unpack and resolve here */
+	unsigned events, defs;
+	char paths[64][160];
+	bool bad;
+};
+
+static int on_rec(void *ctx, const struct mcpt_record *rec)
+{
+	struct seen *s = ctx;
+	ProtobufCMessage *m = (ProtobufCMessage *)rec->msg;
+	bool own = false;
+
+	if (rec->type != MCPT_T_EVENT && rec->type != MCPT_T_PATH_DEF)
+		return 0;
+	if (s->unpack) {
+		ck_assert_ptr_null(m);
+		m = protobuf_c_message_unpack(mcpt_record_descriptor(rec->type), NULL,
+					      rec->body_len, rec->body);
+		own = true;
+	}
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_ne(rec->chunk, 0);
+	if (mcpt_valtab__feed(s->vt, rec->chunk, rec->type, m, NULL, 0))
+		s->bad = true;
+	if (rec->type == MCPT_T_PATH_DEF) {
+		s->defs++;
+	} else if (s->events < 64) {
+		const Mcpt__Event *e = (const Mcpt__Event *)m;
+
+		ck_assert_uint_eq(e->path_ref + e->opened_path_ref, 0);
+		snprintf(s->paths[s->events++], sizeof(s->paths[0]), "%.*s|%.*s", (int)e->path.len,
+			 (const char *)e->path.data, (int)e->opened_path.len,
+			 (const char *)e->opened_path.data);
+	}
+	mcpt_valtab__detach(s->vt, m);
+	if (own)
+		protobuf_c_message_free_unpacked(m, NULL);
+	return 0;
+}
+
+static const char *const round_paths[] = {PA, PB, PA, PA, PB, "/etc/hosts", PB, PA, PA, PA};
+
+static void round_trace(struct tl_bytes *t)
+{
+	struct wfix f;
+	unsigned i;
+
+	wfix_open(&f, 4, 4096); /* small chunks: definitions in many of them */
+	for (i = 0; i < 40; i++) {
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		e.path = bin(round_paths[i % 10]);
+		e.opened_path = bin(round_paths[(i + 3) % 10]);
+		put(&f, &e);
+	}
+	wfix_close(&f, t);
+}
+
+static void check_round(bool hold)
+{
+	struct tl_bytes t;
+	struct mcpt_report rep;
+	struct seen s = {.unpack = hold};
+	unsigned i;
+
+	round_trace(&t);
+	s.vt = mcpt_valtab__new();
+	ck_assert_ptr_nonnull(s.vt);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1, .hold = hold}, on_rec,
+				   &s, &rep),
+			 0);
+	ck_assert_msg(rep.verdict == MCPT_VALID_COMPLETE, "%s", rep.message);
+	ck_assert(!s.bad);
+	ck_assert_uint_eq(s.events, 40);
+	ck_assert_uint_gt(s.defs, 5);
+	for (i = 0; i < 40; i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want), "%s|%s", round_paths[i % 10],
+			 round_paths[(i + 3) % 10]);
+		ck_assert_str_eq(s.paths[i], want);
+	}
+	mcpt_report__fini(&rep);
+	mcpt_valtab__free(s.vt);
+	tl_bytes_free(&t);
+}
+
+START_TEST(test_round_trip)
+{
+	check_round(false);
+	check_round(true);
+}
+END_TEST
+
+START_TEST(test_excerpt)
+{
+	struct tl_bytes t, x;
+	struct tl_frame fr[128];
+	struct mcpt_pubkey pk;
+	struct mcpt_verify_opts vo = {.key = &pk};
+	size_t n, i, refs = 0;
+	char err[256];
+
+	round_trace(&t);
+	tl_pubkey(1, &pk);
+	n = tl_frames(t.p, t.len, fr, 128);
+	for (i = 1; i < n; i++) {
+		struct mcpt_excerpt ex;
+		struct mcpt_valtab *vt;
+		Mcpt__Event *e, *raw;
+		int fd;
+
+		if (fr[i].type != MCPT_T_EVENT)
+			continue;
+		raw = mcpt__event__unpack(NULL, fr[i].blen, t.p + fr[i].body);
+		ck_assert_ptr_nonnull(raw);
+		refs += raw->path_ref || raw->opened_path_ref;
+		mcpt__event__free_unpacked(raw, NULL);
+		fd = tl_memfd(t.p, t.len);
+		ck_assert_int_eq(mcpt_excerpt_export(fd, i, &vo, &x.p, &x.len, err, sizeof(err)),
+				 0);
+		close(fd);
+		ck_assert_int_eq(mcpt_excerpt_verify(x.p, x.len, &vo, &ex), 0);
+		ck_assert_msg(ex.verdict == MCPT_VALID_COMPLETE, "%s", ex.message);
+		vt = mcpt_valtab__new();
+		e = mcpt__event__unpack(NULL, ex.rec.body_len, ex.rec.body);
+		ck_assert_int_eq(mcpt_excerpt_resolve(&ex, vt, &e->base, err, sizeof(err)), 0);
+		ck_assert_uint_gt(e->path.len, 0);
+		ck_assert_uint_gt(e->opened_path.len, 0);
+		mcpt_valtab__detach(vt, &e->base);
+		mcpt__event__free_unpacked(e, NULL);
+		mcpt_valtab__free(vt);
+		tl_bytes_free(&x);
+	}
+	ck_assert_uint_gt(refs, 10);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+/* ---- hostile ---- */
+
+static int feed_def(struct mcpt_valtab *t, uint64_t chunk, uint32_t id, const char *v, char *why)
+{
+	Mcpt__PathDef d = MCPT__PATH_DEF__INIT;
+
+	d.id = id;
+	d.value = bin(v);
+	return mcpt_valtab__feed(t, chunk, MCPT_T_PATH_DEF, &d.base, why, 160);
+}
+
+static int feed_ref(struct mcpt_valtab *t, uint64_t chunk, uint32_t id, char *why)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+
+	e.data2_ref = id;
+	return mcpt_valtab__feed(t, chunk, MCPT_T_EVENT, &e.base, why, 160);
+}
+
+START_TEST(test_table_hostile)
+{
+	struct mcpt_valtab *t = mcpt_valtab__new();
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	static char big[40000];
+	char why[160];
+	unsigned i;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(feed_ref(t, 1, 1, why), -EBADMSG); /* undefined */
+	ck_assert_str_eq(why, "Event data2_ref 1 names a value not defined in its chunk (0 defined "
+			      "before it)");
+	ck_assert_int_eq(feed_def(t, 1, 1, PA, why), 0); /* forward: defined after the reference */
+	ck_assert_int_eq(feed_ref(t, 1, 1, why), 0);
+	ck_assert_int_eq(feed_ref(t, 2, 1, why), -EBADMSG);	      /* defined in another chunk */
+	ck_assert_int_eq(feed_ref(t, 2, 0xffffffffu, why), -EBADMSG); /* huge */
+	ck_assert_int_eq(feed_def(t, 2, 0, PA, why), -EBADMSG);
+	ck_assert_str_eq(why, "PathDef defines id 0 where its chunk's next id is 1");
+	ck_assert_int_eq(feed_def(t, 2, 0xffffffffu, PA, why), -EBADMSG);
+	ck_assert_int_eq(feed_def(t, 2, 2, PA, why), -EBADMSG); /* out of order */
+	ck_assert_int_eq(feed_def(t, 2, 1, PA, why), 0);
+	ck_assert_int_eq(feed_def(t, 2, 1, PB, why), -EBADMSG); /* repeated */
+	ck_assert_int_eq(feed_def(t, 2, 2, "", why), -EBADMSG); /* empty */
+	e.path = bin(PB);
+	e.path_ref = 1;
+	ck_assert_int_eq(mcpt_valtab__feed(t, 2, MCPT_T_EVENT, &e.base, why, sizeof(why)),
+			 -EBADMSG);
+	ck_assert_str_eq(why, "Event has both path and path_ref 1");
+	ck_assert_uint_eq(e.path.len, strlen(PB)); /* a refused event is left as it was */
+	e.path = (ProtobufCBinaryData){0, NULL};
+	e.data_ref = 1;
+	ck_assert_int_eq(mcpt_valtab__feed(t, 2, MCPT_T_EVENT, &e.base, why, sizeof(why)), 0);
+	ck_assert_uint_eq(e.path_ref + e.data_ref, 0);
+	ck_assert_mem_eq(e.path.data, PA, strlen(PA));
+	ck_assert_mem_eq(e.data.data, PA, strlen(PA));
+	ck_assert_int_eq(mcpt_valtab__feed(t, 2, MCPT_T_EVENT, &e.base, why, sizeof(why)), 0);
+	for (i = 2; i <= MCPT_VT_MAX_VALUES; i++) /* the bound on values */
+		ck_assert_int_eq(feed_def(t, 2, i, "/x", why), 0);
+	ck_assert_int_eq(feed_def(t, 2, i, "/x", why), -EBADMSG);
+	ck_assert_str_eq(why, "PathDef id 1025: more than 1024 values in one chunk");
+	memset(big, 'b', sizeof(big) - 1); /* the bound on bytes */
+	ck_assert_int_eq(feed_def(t, 3, 1, big, why), 0);
+	ck_assert_int_eq(feed_def(t, 3, 2, big, why), -EBADMSG);
+	ck_assert_str_eq(why, "PathDef id 2: values over 65536 bytes in one chunk");
+	mcpt_valtab__free(t);
+}
+END_TEST
+
+static void forge_def(struct forge *f, uint32_t id, const char *v)
+{
+	Mcpt__PathDef d = MCPT__PATH_DEF__INIT;
+	uint8_t buf[256];
+
+	d.id = id;
+	d.value = bin(v);
+	forge_record(f, MCPT_T_PATH_DEF, buf, mcpt__path_def__pack(&d, buf));
+}
+
+static void forge_ref(struct forge *f, uint32_t id)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	uint8_t buf[64];
+
+	e.ts = f->now;
+	e.op = MCPT__OP__OP_OPENAT;
+	e.path_ref = id;
+	forge_record(f, MCPT_T_EVENT, buf, mcpt__event__pack(&e, buf));
+}
+
+static void feat(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->incompatible_features = MCPT_FEAT_VALUE_TABLE;
+}
+
+/* Each hostile segment is BAD with one line naming its record; good ones stay good. */
+START_TEST(test_verify_hostile)
+{
+	static const char *const want[] = {
+		"record 2: Event path_ref 1 names a value not defined in its chunk (0 defined "
+		"before it)",
+		"record 4: Event path_ref 1 names a value not defined in its chunk (0 defined "
+		"before it)",
+		"record 9: Event path_ref 1 names a value not defined in its chunk (0 defined "
+		"before it)",
+		"record 11: PathDef defines id 4294967295 where its chunk's next id is 1",
+		"record 14: Event path_ref 4294967295 names a value not defined in its chunk (1 "
+		"defined before it)",
+	};
+	struct forge f;
+	struct mcpt_report rep;
+	unsigned i;
+
+	forge_init(&f, 1, 0, feat, NULL);
+	forge_event(&f, 1);		/* 1 */
+	forge_ref(&f, 1);		/* 2: undefined */
+	forge_seal(&f, 0);		/* 3 */
+	forge_ref(&f, 1);		/* 4: forward reference */
+	forge_def(&f, 1, PA);		/* 5 */
+	forge_seal(&f, 0);		/* 6 */
+	forge_def(&f, 1, PA);		/* 7 */
+	forge_seal(&f, 0);		/* 8: ends the chunk (a good segment) */
+	forge_ref(&f, 1);		/* 9: defined in another chunk */
+	forge_seal(&f, 0);		/* 10 */
+	forge_def(&f, 0xffffffffu, PA); /* 11: huge id */
+	forge_seal(&f, 0);		/* 12 */
+	forge_def(&f, 1, PA);		/* 13 */
+	forge_ref(&f, 0xffffffffu);	/* 14: huge reference */
+	forge_seal(&f, 0);		/* 15 */
+	forge_def(&f, 1, PA);		/* 16 */
+	forge_ref(&f, 1);		/* 17: good */
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(
+		tl_verify(f.out.p, f.out.len, &(struct tl_verify){.key = 1}, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_INVALID);
+	ck_assert_int_eq(rep.code, MCPT_E_RECORD_PARSE);
+	ck_assert_uint_eq(rep.first_bad_record, 1);
+	ck_assert_uint_eq(rep.n_bad_segments, 5);
+	ck_assert_uint_eq(rep.seals, 7);
+	ck_assert(rep.final);
+	for (i = 0; i < 5; i++) {
+		ck_assert_int_eq(rep.bad_segments[i].code, MCPT_E_RECORD_PARSE);
+		ck_assert_str_eq(rep.bad_segments[i].reason, want[i]);
+	}
+	ck_assert_ptr_null(strchr(rep.message, '\n'));
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+/* An unknown incompatible bit beside the table's is still refused (an older reader refuses the
+ * table's bit the same way). */
+static void feat_unknown(Mcpt__Header *h, void *ctx)
+{
+	(void)ctx;
+	h->incompatible_features = MCPT_FEAT_VALUE_TABLE | 2;
+}
+
+START_TEST(test_feature_bits)
+{
+	struct forge f;
+	struct mcpt_report rep;
+
+	forge_init(&f, 1, 0, feat_unknown, NULL);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(
+		tl_verify(f.out.p, f.out.len, &(struct tl_verify){.key = 1}, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_UNSUPPORTED);
+	ck_assert_int_eq(rep.code, MCPT_E_FEATURE);
+	ck_assert_ptr_nonnull(strstr(rep.message, "incompatible feature bits 0x2"));
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+Suite *valtab_suite(void)
+{
+	Suite *s = suite_create("valtab");
+	TCase *w = tcase_create("writer"), *r = tcase_create("round"), *h = tcase_create("hostile");
+
+	tcase_add_test(w, test_second_meeting);
+	tcase_add_test(w, test_repeated_in_one_record);
+	tcase_add_test(w, test_chunk_boundary);
+	tcase_add_test(w, test_bound_values);
+	tcase_add_test(w, test_bound_bytes);
+	tcase_add_test(r, test_round_trip);
+	tcase_add_test(r, test_excerpt);
+	tcase_add_test(h, test_table_hostile);
+	tcase_add_test(h, test_verify_hostile);
+	tcase_add_test(h, test_feature_bits);
+	tcase_set_timeout(w, 60);
+	suite_add_tcase(s, w);
+	suite_add_tcase(s, r);
+	suite_add_tcase(s, h);
+	return s;
+}
