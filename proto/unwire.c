@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define EV_FIELDS 21 /* Event's highest field number */
+#define EV_FIELDS 28 /* Event's highest field number */
 
 /* protobuf-c's scan_varint and parse_uint64: at most 10 bytes, bits past 64 dropped. Returns
  * the length, 0 for a varint not ended within 10 bytes or the data. */
@@ -51,9 +51,10 @@ static const uint8_t wire_type[EV_FIELDS + 1] = {
 	[1] = 0,  [2] = 0,  [3] = 0,  [4] = 0,	[5] = 0,  [6] = 0,  [7] = 0,
 	[8] = 2,  [9] = 2,  [10] = 2, [11] = 0, [12] = 0, [13] = 2, [14] = 2,
 	[15] = 0, [16] = 0, [17] = 0, [18] = 2, [19] = 2, [20] = 2, [21] = 2,
+	[22] = 0, [23] = 0, [24] = 0, [25] = 0, [26] = 0, [27] = 0, [28] = 0, /* *_ref */
 };
 
-/* A tag of one or two bytes naming a field 1..21. Returns its length, 0 otherwise. */
+/* A tag of one or two bytes naming a field 1..EV_FIELDS. Returns its length, 0 otherwise. */
 static size_t tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
 {
 	unsigned v;
@@ -181,6 +182,13 @@ static void fill_numbers(const struct scan *s, Mcpt__Event *e)
 	e->pstart = s->num[15];
 	e->uid = (uint32_t)s->num[16];
 	e->gid = (uint32_t)s->num[17];
+	e->path_ref = (uint32_t)s->num[22];
+	e->abs_path_ref = (uint32_t)s->num[23];
+	e->opened_path_ref = (uint32_t)s->num[24];
+	e->data_ref = (uint32_t)s->num[25];
+	e->path2_ref = (uint32_t)s->num[26];
+	e->abs_path2_ref = (uint32_t)s->num[27];
+	e->data2_ref = (uint32_t)s->num[28];
 }
 
 Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data)

@@ -40,6 +40,13 @@ static void same_event(const Mcpt__Event *a, const Mcpt__Event *b)
 	ck_assert_uint_eq(a->pstart, b->pstart);
 	ck_assert_uint_eq(a->uid, b->uid);
 	ck_assert_uint_eq(a->gid, b->gid);
+	ck_assert_uint_eq(a->path_ref, b->path_ref);
+	ck_assert_uint_eq(a->abs_path_ref, b->abs_path_ref);
+	ck_assert_uint_eq(a->opened_path_ref, b->opened_path_ref);
+	ck_assert_uint_eq(a->data_ref, b->data_ref);
+	ck_assert_uint_eq(a->path2_ref, b->path2_ref);
+	ck_assert_uint_eq(a->abs_path2_ref, b->abs_path2_ref);
+	ck_assert_uint_eq(a->data2_ref, b->data2_ref);
 	ck_assert_uint_eq(a->n_args, b->n_args);
 	ck_assert(!a->args == !b->args);
 	for (size_t i = 0; i < a->n_args; i++)
@@ -102,6 +109,13 @@ static size_t random_event(uint64_t *x, int64_t *args, uint8_t *out)
 	e.pstart = rand_width(x);
 	e.uid = (uint32_t)rand_width(x);
 	e.gid = (uint32_t)rand_width(x);
+	e.path_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x); /* value-table references */
+	e.abs_path_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
+	e.opened_path_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
+	e.data_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
+	e.path2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
+	e.abs_path2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
+	e.data2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
 	for (size_t i = 0; i < 8; i++) {
 		b[i]->len = next_rand(x) % 3 ? 0 : next_rand(x) % sizeof(blob);
 		b[i]->data = (uint8_t *)blob;
@@ -183,7 +197,10 @@ static const struct unusual unusual[] = {
 	U("repeated bytes", "\x42\x01\x61\x42\x01\x62", DECLINED_OK),
 	U("args twice", "\x6a\x01\x02\x6a\x01\x04", DECLINED_OK),
 	U("args not packed", "\x68\x02", DECLINED_OK),
-	U("unknown field 22", "\xb0\x01\x01", DECLINED_OK),
+	U("field 22 (path_ref)", "\xb0\x01\x01", DECODED),
+	U("field 28 (data2_ref), 5-byte varint", "\xe0\x01\xff\xff\xff\xff\x0f", DECODED),
+	U("unknown field 29", "\xe8\x01\x01", DECLINED_OK),
+	U("field 28 as bytes", "\xe2\x01\x01\x01", DECLINED_BAD),
 	U("unknown field 1000", "\xc0\x3e\x01", DECLINED_OK),
 	U("3-byte tag of field 1", "\x88\x80\x00\x01", DECLINED_OK),
 	/* declined: protobuf-c refuses them */
