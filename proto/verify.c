@@ -248,13 +248,31 @@ static int read_frame(struct vstate *v, struct vframe *f, uint32_t cap, bool hea
 
 /* The value table: definitions and references of the chunk (valtab.c), resolved in the parse
  * handed to the callback. A bad one makes the segment BAD when its seal is checked. */
+static bool uses_table(uint32_t type, const ProtobufCMessage *m)
+{
+	const Mcpt__Event *e = (const Mcpt__Event *)m;
+
+	if (type == MCPT_T_PATH_DEF)
+		return true;
+	return type == MCPT_T_EVENT && m && m->descriptor == &mcpt__event__descriptor &&
+	       (e->path_ref | e->abs_path_ref | e->opened_path_ref | e->data_ref | e->path2_ref |
+		e->abs_path2_ref | e->data2_ref);
+}
+
 static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
 {
 	char why[120];
 
-	if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
-			      (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0 ||
-	    v->seg_ref_err)
+	if (!(v->features & MCPT_FEAT_VALUE_TABLE) &&
+	    uses_table(type, (const ProtobufCMessage *)v->parsed)) {
+		snprintf(why, sizeof(why), "%s in a trace whose header does not declare the value "
+			 "table (incompatible_features bit 0)",
+			 type == MCPT_T_PATH_DEF ? "PathDef" : "value reference");
+	} else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
+				     (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0) {
+		return;
+	}
+	if (v->seg_ref_err)
 		return;
 	v->seg_ref_err = index + 1;
 	snprintf(v->seg_ref_why, sizeof(v->seg_ref_why), "record %llu: %s",

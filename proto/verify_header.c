@@ -134,6 +134,7 @@ static void keep_header(struct vstate *v, const Mcpt__Header *h)
 	memcpy(v->rep->trace_id, h->trace_id.data, MCPT_TRACE_ID_LEN);
 	v->rep->have_header = true;
 	v->max_record_len = h->max_record_len;
+	v->features = h->incompatible_features;
 	v->heartbeat_ns = h->seal_policy->heartbeat_ns;
 	v->event_clock = h->event_clock;
 	if (h->clock) {

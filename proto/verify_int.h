@@ -61,6 +61,7 @@ struct vstate {
 	uint8_t header_digest[MCPT_HASH_LEN];
 	uint8_t key_id[MCPT_KEY_ID_LEN];
 	uint32_t max_record_len;
+	uint64_t features; /* Header.incompatible_features */
 	uint64_t heartbeat_ns;
 	Mcpt__ClockId event_clock;
 	bool signed_trace, check_sigs;

@@ -573,6 +573,36 @@ START_TEST(test_verify_hostile)
 }
 END_TEST
 
+/* A table record in a trace whose header does not declare the table is refused, not read. */
+START_TEST(test_undeclared_table)
+{
+	struct forge f;
+	struct mcpt_report rep;
+
+	forge_init(&f, 1, 0, NULL, NULL);
+	forge_def(&f, 1, PA);	/* 1 */
+	forge_ref(&f, 1);	/* 2 */
+	forge_seal(&f, 0);	/* 3 */
+	forge_ref(&f, 1);	/* 4: a reference alone */
+	forge_seal(&f, 0);	/* 5 */
+	forge_event(&f, 1);	/* 6: good */
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	ck_assert_int_eq(
+		tl_verify(f.out.p, f.out.len, &(struct tl_verify){.key = 1}, NULL, NULL, &rep), 0);
+	ck_assert_int_eq(rep.verdict, MCPT_INVALID);
+	ck_assert_int_eq(rep.code, MCPT_E_RECORD_PARSE);
+	ck_assert_uint_eq(rep.n_bad_segments, 2);
+	ck_assert_str_eq(rep.bad_segments[0].reason,
+			 "record 1: PathDef in a trace whose header does not declare the value "
+			 "table (incompatible_features bit 0)");
+	ck_assert_str_eq(rep.bad_segments[1].reason,
+			 "record 4: value reference in a trace whose header does not declare the "
+			 "value table (incompatible_features bit 0)");
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
 /* An unknown incompatible bit beside the table's is still refused (an older reader refuses the
  * table's bit the same way). */
 static void feat_unknown(Mcpt__Header *h, void *ctx)
@@ -613,6 +643,7 @@ Suite *valtab_suite(void)
 	tcase_add_test(h, test_table_hostile);
 	tcase_add_test(h, test_verify_hostile);
 	tcase_add_test(h, test_feature_bits);
+	tcase_add_test(h, test_undeclared_table);
 	tcase_set_timeout(w, 60);
 	suite_add_tcase(s, w);
 	suite_add_tcase(s, r);
