@@ -7,7 +7,7 @@ mw_unit_test(event LIBS mw_analyzer_core)
 mw_unit_test(policy SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_fields SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(proctree LIBS mw_analyzer_core)
-mw_unit_test(analyze SOURCES synth_trace.c LIBS mw_analyzer)
+mw_unit_test(analyze SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 
 # The shipped policy compiles with the shipped binary, alone and with the site example on top.
 add_test(NAME policy.default-check

@@ -20,89 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "cmd.h"
 #include "events.h"
 #include "synth_trace.h"
 
 #define POLICY MW_SOURCE_DIR "/policies/default.yaml"
-
-struct result {
-	int code;
-	char *out, *err;
-};
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static int (*verb_fn(const char *verb))(int, char **)
-{
-	if (!strcmp(verb, "analyze"))
-		return do_analyze;
-	if (!strcmp(verb, "dump"))
-		return do_dump;
-	if (!strcmp(verb, "verify"))
-		return do_verify;
-	if (!strcmp(verb, "keygen"))
-		return do_keygen;
-	return do_policy;
-}
-
-/* Runs one subcommand in this process with stdout and stderr captured; stdin_path (or NULL)
- * becomes standard input. Arguments end with NULL. */
-static struct result run(const char *stdin_path, const char *verb, ...)
-{
-	char *argv[40], outp[] = "/tmp/mw-out-XXXXXX", errp[] = "/tmp/mw-err-XXXXXX";
-	int argc = 0, so = dup(1), se = dup(2), si = dup(0), fo, fe, fi;
-	struct result r;
-	va_list ap;
-
-	argv[argc++] = (char *)verb;
-	va_start(ap, verb);
-	while (argc < 39 && (argv[argc] = va_arg(ap, char *)))
-		argc++;
-	va_end(ap);
-	argv[argc] = NULL;
-	fo = mkstemp(outp);
-	fe = mkstemp(errp);
-	ck_assert(fo >= 0 && fe >= 0 && so >= 0 && se >= 0 && si >= 0);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	if (stdin_path) {
-		fi = open(stdin_path, O_RDONLY);
-		ck_assert_int_ge(fi, 0);
-		dup2(fi, 0);
-		close(fi);
-	}
-	optind = 0;
-	r.code = verb_fn(verb)(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	dup2(si, 0);
-	close(so), close(se), close(si), close(fo), close(fe);
-	r.out = synth_slurp(outp, NULL);
-	r.err = synth_slurp(errp, NULL);
-	unlink(outp);
-	unlink(errp);
-	if (getenv("MW_TEST_VERBOSE"))
-		fprintf(stderr, "--- %s -> %d\n%s--- stderr\n%s", verb, r.code, r.out, r.err);
-	return r;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
 
 /* --- traces --------------------------------------------------------------------------------- */
 
@@ -217,12 +140,13 @@ static void check_finding(json_t *f, const struct want *w, int i)
 
 START_TEST(scenario_findings_json)
 {
-	struct result r;
+	struct cli_result r;
 	json_t *doc, *fs, *f;
 	json_error_t je;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--format", "json", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--format", "json",
+		    NULL);
 	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
 	ck_assert_str_eq(r.err, "");
 	doc = json_loads(r.out, 0, &je);
@@ -254,17 +178,17 @@ START_TEST(scenario_findings_json)
 	ck_assert_int_eq(
 		json_integer_value(json_object_get(json_object_get(doc, "summary"), "total")), 8);
 	json_decref(doc);
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(scenario_text)
 {
-	struct result r;
+	struct cli_result r;
 	const char *p;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "verification: VALID_COMPLETE: ", 30)); /* the verdict first */
 	ck_assert_ptr_nonnull(strstr(r.out, "\ntrace: 0f1e2d3c4b5a69788796a5b4c3d2e1f0 analyzed by "
@@ -278,22 +202,22 @@ START_TEST(scenario_text)
 	ck_assert_ptr_nonnull(strstr(r.out, "2023-11-14T22:13:20.0000"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\n8 findings: 2 critical, 3 high, 1 medium, 2 low, "
 					    "0 info\n"));
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(benign_is_quiet)
 {
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "b.mcpt", benign_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "info",
-		NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "info",
+		    NULL);
 	ck_assert_msg(r.code == 0, "exit %d:\n%s", r.code, r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "\n0 findings: 0 critical, 0 high, 0 medium, 0 low, "
 					    "0 info\n"));
 	ck_assert_ptr_null(strstr(r.out, "\n["));
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -303,44 +227,45 @@ START_TEST(deterministic)
 
 	make_trace(&S, "t.mcpt", scenario_events);
 	for (int i = 0; i < 2; i++) {
-		struct result a, b;
+		struct cli_result a, b;
 
-		a = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", formats[i],
-			NULL);
+		a = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f",
+			    formats[i], NULL);
 		/* the analyst's environment never enters the analysis */
 		setenv("HOME", "/root-of-someone-else", 1);
 		setenv("USER", "mallory", 1);
 		setenv("TMPDIR", "/var/elsewhere", 1);
 		setenv("TZ", "Asia/Tokyo", 1);
-		b = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", formats[i],
-			NULL);
+		b = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f",
+			    formats[i], NULL);
 
 		ck_assert_int_eq(a.code, b.code);
 		ck_assert_str_eq(a.out, b.out);
-		result_free(&a);
-		result_free(&b);
+		cli_result_free(&a);
+		cli_result_free(&b);
 	}
 }
 END_TEST
 
 START_TEST(fail_on)
 {
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "critical",
-		NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on",
+		    "critical", NULL);
 	ck_assert_int_eq(r.code, 1);
-	result_free(&r);
+	cli_result_free(&r);
 	make_trace(&S, "b.mcpt", benign_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "low", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--fail-on", "low",
+		    NULL);
 	ck_assert_int_eq(r.code, 0);
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "--fail-on", "severe", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "--fail-on", "severe", NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.err, "mcpwitness: analyze: unknown severity \"severe\" (info, low, "
 				"medium, high, critical); see 'mcpwitness analyze --help'\n");
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -369,37 +294,37 @@ static void cut_file(const char *path, size_t drop)
 
 START_TEST(tampered)
 {
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", scenario_events);
 	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 3);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
-	result_free(&r);
-	r = run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 1);
-	result_free(&r);
+	cli_result_free(&r);
 	/* without verification the same trace is readable: the report says so on top */
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "verification: NOT VERIFIED (--no-verify)", 40));
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(truncated)
 {
-	struct result r;
+	struct cli_result r;
 	json_t *doc, *fs;
 
 	make_trace(&S, "t.mcpt", scenario_events);
 	cut_file(S.path, 7); /* inside the FINAL seal: a torn tail */
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
 	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "trace incomplete"), "%s", r.err);
 	doc = json_loads(r.out, 0, NULL); /* the report is still there, verdict on top */
 	ck_assert_ptr_nonnull(doc);
@@ -410,117 +335,118 @@ START_TEST(truncated)
 	ck_assert(json_is_false(json_object_get(json_array_get(fs, 0), "unproven")));
 	ck_assert(json_is_true(json_object_get(json_array_get(fs, 1), "unproven")));
 	json_decref(doc);
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
-		NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		    NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "[unproven: after the last verified seal]"));
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
 	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
-	r = run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 5);
-	result_free(&r);
-	r = run(NULL, "dump", S.path, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "dump", S.path, NULL);
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(wrong_key)
 {
 	struct synth other = {0};
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", benign_events);
 	make_trace(&other, "o.mcpt", benign_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", other.pub, NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", other.pub, NULL);
 	ck_assert_int_eq(r.code, 3);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "WRONG_KEY"), "%s", r.err);
-	result_free(&r);
-	r = run(NULL, "verify", S.path, "--pubkey", other.pub, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "verify", S.path, "--pubkey", other.pub, NULL);
 	ck_assert_int_eq(r.code, 3);
-	result_free(&r);
+	cli_result_free(&r);
 	synth_cleanup(&other);
 }
 END_TEST
 
 START_TEST(not_a_trace)
 {
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", benign_events);
-	r = run(NULL, "analyze", POLICY, "-p", POLICY, "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "analyze", POLICY, "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(lines(r.err), 1);
+	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "UNSUPPORTED"), "%s", r.err);
-	result_free(&r);
-	r = run(NULL, "dump", POLICY, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "dump", POLICY, NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
-	r = run(NULL, "verify", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "verify", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 4);
-	result_free(&r);
-	r = run(NULL, "analyze", "/nonexistent/t.mcpt", "-p", POLICY, "--pubkey", S.pub, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", "/nonexistent/t.mcpt", "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.err, "mcpwitness: failed to open trace /nonexistent/t.mcpt: No such "
 				"file or directory\n");
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", "/nonexistent.pub", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", "/nonexistent.pub", NULL);
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
-	r = run(NULL, "dump", S.dir, NULL);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "dump", S.dir, NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_msg(strstr(r.err, "Is a directory"), "%s", r.err);
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(bad_policy)
 {
 	char pol[128];
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", benign_events);
 	snprintf(pol, sizeof(pol), "%s/bad.yaml", S.dir);
 	synth_spew(pol, "version: 1\nrules:\n- id: x\n  sevrity: high\n", 42);
-	r = run(NULL, "analyze", S.path, "-p", pol, "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", pol, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert(strstr(r.err, "/bad.yaml:4:3: unknown rule key \"sevrity\" (did you mean "
 				"\"severity\"?)\n"));
-	result_free(&r);
-	r = run(NULL, "policy", "check", pol, NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "policy", "check", pol, NULL);
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
-	r = run(NULL, "policy", "check", POLICY, NULL);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "policy", "check", POLICY, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "1 file ok:", 10));
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(from_stdin)
 {
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(S.path, "analyze", "-", "-p", POLICY, "--pubkey", S.pub, "--fail-on", "high", NULL);
+	r = cli_run(S.path, "analyze", "-", "-p", POLICY, "--pubkey", S.pub, "--fail-on", "high",
+		    NULL);
 	ck_assert_int_eq(r.code, 1);
 	ck_assert_ptr_nonnull(strstr(r.out, "\n8 findings:"));
-	result_free(&r);
-	r = run(S.path, "dump", "-", "--json", NULL);
+	cli_result_free(&r);
+	r = cli_run(S.path, "dump", "-", "--json", NULL);
 	ck_assert_int_eq(r.code, 0);
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -555,11 +481,11 @@ START_TEST(default_rules)
 {
 	static const char *const want[] = {"file.sensitive-read", "file.sensitive-write",
 					   "evasion.tampered-argument", "net.connect-unexpected"};
-	struct result r;
+	struct cli_result r;
 	json_t *doc, *fs;
 
 	make_trace(&S, "m.mcpt", more_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
 	ck_assert_int_eq(r.code, 0);
 	doc = json_loads(r.out, 0, NULL);
 	ck_assert_ptr_nonnull(doc);
@@ -568,7 +494,7 @@ START_TEST(default_rules)
 	for (size_t i = 0; i < 4; i++)
 		ck_assert_str_eq(jstr(json_array_get(fs, i), "rule"), want[i]);
 	json_decref(doc);
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -577,33 +503,33 @@ END_TEST
 START_TEST(set_variables)
 {
 	static const char *fixture = MW_SOURCE_DIR "/test/fixtures/policies/all-forms.yaml";
-	struct result r;
+	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(
 		strstr(r.out, "[critical] t.secret-read: secret /home/u/.ssh/id_rsa"));
 	ck_assert_ptr_nonnull(strstr(r.out, "[high] t.shell: a shell was executed"));
 	ck_assert_ptr_nonnull(strstr(r.out, "[medium] t.connect: connection outside loopback"));
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, "--set", "home=/else",
-		NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", fixture, "--pubkey", S.pub, "--set",
+		    "home=/else", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_null(strstr(r.out, "secret /home/u/.ssh/id_rsa"));
 	ck_assert_ptr_nonnull(strstr(r.out, "secret /home/u/.aws/credentials"));
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "-p",
-		MW_SOURCE_DIR "/test/fixtures/policies/site-example.yaml", "--pubkey", S.pub, "-f",
-		"json", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "-p",
+		    MW_SOURCE_DIR "/test/fixtures/policies/site-example.yaml", "--pubkey", S.pub,
+		    "-f", "json", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_null(strstr(r.out, "net.connect-loopback")); /* disabled by the site */
 	ck_assert_ptr_nonnull(strstr(r.out, "site-example.yaml"));
-	result_free(&r);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--set", "bad-name=1", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--set", "bad-name=1", NULL);
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -611,12 +537,12 @@ END_TEST
 
 START_TEST(dump_text_and_json)
 {
-	struct result r;
+	struct cli_result r;
 	char *line, *save = NULL;
 	int n = 0;
 
 	make_trace(&S, "t.mcpt", scenario_events);
-	r = run(NULL, "dump", S.path, NULL);
+	r = cli_run(NULL, "dump", S.path, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(
 		!strncmp(r.out, "0 header trace=0f1e2d3c4b5a69788796a5b4c3d2e1f0 format=1.0 ", 58));
@@ -630,9 +556,9 @@ START_TEST(dump_text_and_json)
 					    "addr=169.254.169.254:80"));
 	ck_assert_ptr_nonnull(strstr(r.out, " seal #1 records="));
 	ck_assert_ptr_nonnull(strstr(r.out, " final end=END_CLEAN"));
-	result_free(&r);
+	cli_result_free(&r);
 
-	r = run(NULL, "dump", S.path, "--json", "--pubkey", S.pub, NULL);
+	r = cli_run(NULL, "dump", S.path, "--json", "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 0);
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		json_t *o = json_loads(line, 0, NULL);
@@ -642,7 +568,7 @@ START_TEST(dump_text_and_json)
 		json_decref(o);
 	}
 	ck_assert_int_eq(n, 25); /* the header, 22 events, 2 seals */
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
@@ -656,11 +582,11 @@ static void entry_events(struct synth *s)
 
 START_TEST(entry_records)
 {
-	struct result r;
+	struct cli_result r;
 	json_t *doc, *fs;
 
 	make_trace(&S, "e.mcpt", entry_events);
-	r = run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
 	ck_assert_int_eq(r.code, 0);
 	doc = json_loads(r.out, 0, NULL);
 	ck_assert_ptr_nonnull(doc);
@@ -674,29 +600,29 @@ START_TEST(entry_records)
 	ck_assert(json_is_false(json_object_get(json_object_get(json_array_get(fs, 1), "process"),
 						"lineage_complete")));
 	json_decref(doc);
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 
 START_TEST(keygen)
 {
-	struct result r;
+	struct cli_result r;
 	char dir[64] = "/tmp/mw-keygen-XXXXXX", sub[96], cmd[128];
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sub, sizeof(sub), "%s/keys", dir);
-	r = run(NULL, "keygen", "-o", sub, NULL);
+	r = cli_run(NULL, "keygen", "-o", sub, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_uint_eq(strlen(r.out), 17);
 	ck_assert_uint_eq(strspn(r.out, "0123456789abcdef"), 16);
-	result_free(&r);
-	r = run(NULL, "keygen", "-o", sub, NULL); /* never overwrites */
+	cli_result_free(&r);
+	r = cli_run(NULL, "keygen", "-o", sub, NULL); /* never overwrites */
 	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(lines(r.err), 1);
-	result_free(&r);
-	r = run(NULL, "keygen", NULL);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "keygen", NULL);
 	ck_assert_int_eq(r.code, 2);
-	result_free(&r);
+	cli_result_free(&r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
@@ -704,30 +630,30 @@ END_TEST
 
 START_TEST(usage_errors)
 {
-	struct result r;
+	struct cli_result r;
 
-	r = run(NULL, "analyze", "a", "b", NULL);
+	r = cli_run(NULL, "analyze", "a", "b", NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.err, "mcpwitness: analyze: more than one TRACE; see 'mcpwitness "
 				"analyze --help'\n");
-	result_free(&r);
-	r = run(NULL, "dump", "--format", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "dump", "--format", NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.err, "mcpwitness: dump: unknown option --format; see 'mcpwitness dump "
 				"--help'\n");
-	result_free(&r);
-	r = run(NULL, "verify", "x", "--pubkey", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "verify", "x", "--pubkey", NULL);
 	ck_assert_int_eq(r.code, 2);
 	ck_assert_str_eq(r.err, "mcpwitness: verify: option --pubkey needs a value; see "
 				"'mcpwitness verify --help'\n");
-	result_free(&r);
-	r = run(NULL, "policy", "lint", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "policy", "lint", NULL);
 	ck_assert_int_eq(r.code, 2);
-	result_free(&r);
-	r = run(NULL, "analyze", "--help", NULL);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", "--help", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "usage: mcpwitness analyze", 25));
-	result_free(&r);
+	cli_result_free(&r);
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 /*
  * cli_run.h - runs one mcpwitness subcommand in the test process, through the same do_<verb>
  * function the binary calls, with stdout and stderr captured into strings and an optional file
- * as standard input. (check_analyze.c has its own copy of this from before it was shared.)
+ * as standard input.
  */
 #ifndef CLI_RUN_H
 #define CLI_RUN_H
