@@ -18,6 +18,33 @@
 #include "events.h"
 #include "maps.h"
 
+#ifndef bpf_ksym_exists /* libbpf < 1.2: whether a __weak kfunc or ksym resolved at load */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
+#ifdef MW_DIRECT_LOADS
+/* bpf_rdonly_cast (6.2+) turns a kernel address into a read-only BTF pointer whose fields are
+ * read by direct loads (the JIT emits a plain load with a fault fixup) instead of one
+ * bpf_probe_read_kernel() call each: a path walk step costs one helper call (the name bytes)
+ * instead of three. Where the kernel lacks it, the helper reads are used. Only the object that
+ * defines MW_DIRECT_LOADS (file.bpf.c: the opens, the hot path) declares it: bpftool's linker
+ * up to 7.1 refuses an extern kfunc declared in two objects ("failed to resolve size of
+ * underlying type"). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+#define MW_RO(type, p) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+#endif
+
+/* The exec identity of the current task: its thread group leader's start time. */
+static __always_inline __u64 mw_task_pstart(struct task_struct *task)
+{
+#ifdef MW_DIRECT_LOADS
+	if (bpf_ksym_exists(bpf_rdonly_cast))
+		return MW_RO(struct task_struct, task)->group_leader->start_boottime;
+#endif
+	return BPF_CORE_READ(task, group_leader, start_boottime);
+}
+
 char LICENSE[] SEC("license") __weak = "GPL";
 
 struct mw_rec {
@@ -97,7 +124,7 @@ static __always_inline struct mw_event *mw_rec_begin(struct mw_rec *r, __u16 op,
 	e->tid = (__u32)pid_tgid;
 	e->uid = (__u32)uid_gid;
 	e->gid = uid_gid >> 32;
-	e->pstart = BPF_CORE_READ(task, group_leader, start_boottime);
+	e->pstart = mw_task_pstart(task);
 	e->op = op;
 	e->ret = ret;
 	r->e = e;

@@ -8,6 +8,7 @@
  * with its device and inode: a symlink escape or an argument rewritten by another thread after
  * entry shows as a difference. Opens may block (FIFOs), so they are also stashed at entry.
  */
+#define MW_DIRECT_LOADS /* kernel structures read by direct loads (common.bpf.h) */
 #include "syscall.bpf.h"
 
 /* ---- opens ---------------------------------------------------------------------------------- */

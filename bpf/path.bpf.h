@@ -46,29 +46,60 @@ static __always_inline struct mount *mw_real_mount(struct vfsmount *vm)
 	return (struct mount *)((void *)vm - bpf_core_field_offset(struct mount, mnt));
 }
 
+/* Whether the walk stops before this step: no scratch, or the task's root reached. */
+static __always_inline bool mw_walk_at_end(struct mw_walk *w)
+{
+	if (!w->s) {
+		w->state = MW_WALK_UNRES;
+		return true;
+	}
+	if (w->d == w->root_d && w->vm == w->root_vm) {
+		w->state = MW_WALK_DONE;
+		return true;
+	}
+	return false;
+}
+
+/* Puts "/" + the len bytes of a component name at kernel address name in front of the path
+ * built so far and moves up to its parent; 1 (stop) when it does not fit or cannot be read. */
+static __always_inline long mw_walk_prepend(struct mw_walk *w, __u32 len, const void *name,
+					    struct dentry *up)
+{
+	struct mw_scratch *s = w->s;
+	__u32 pos = w->pos;
+
+	if (!s || len + 1 > pos) {
+		w->state = MW_WALK_TRUNC;
+		return 1;
+	}
+	pos -= len;
+	if (bpf_probe_read_kernel(&s->path[pos & (MW_PATH_MAX - 1)], len & (MW_PATH_MAX - 1),
+				  name)) {
+		w->state = MW_WALK_UNRES;
+		return 1;
+	}
+	pos -= 1;
+	s->path[pos & (MW_PATH_MAX - 1)] = '/';
+	w->pos = pos;
+	w->d = up;
+	return 0;
+}
+
 /* One step: three helper calls (parent, name, name bytes), or three reads at a mount crossing.
  * The pointers come from bpf_probe_read_kernel (they are not BTF pointers: the walk starts
  * from a struct file read out of the fd table), hence BPF_CORE_READ rather than direct loads. */
 static long mw_walk_step(__u32 i, void *ctx)
 {
 	struct mw_walk *w = ctx;
-	struct mw_scratch *s = w->s;
 	/* locals: CO-RE reads must start from a kernel type, not from struct mw_walk */
 	struct dentry *d = w->d;
 	struct vfsmount *vm = w->vm;
 	struct mount *mnt = w->mnt;
 	struct dentry *up;
 	struct qstr name;
-	__u32 len, pos;
 
-	if (!s) {
-		w->state = MW_WALK_UNRES;
+	if (mw_walk_at_end(w))
 		return 1;
-	}
-	if (d == w->root_d && vm == w->root_vm) {
-		w->state = MW_WALK_DONE;
-		return 1;
-	}
 	if (d == w->vm_root) {
 		struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
 
@@ -89,24 +120,44 @@ static long mw_walk_step(__u32 i, void *ctx)
 		return 1;
 	}
 	name = BPF_CORE_READ(d, d_name);
-	len = name.len;
-	pos = w->pos;
-	if (len + 1 > pos) {
-		w->state = MW_WALK_TRUNC;
+	return mw_walk_prepend(w, name.len, name.name, up);
+}
+
+#ifdef MW_DIRECT_LOADS
+/* mw_walk_step by direct loads: the same states, the same bytes. */
+static long mw_walk_step_direct(__u32 i, void *ctx)
+{
+	struct mw_walk *w = ctx;
+	struct dentry *d, *up;
+	struct mount *mnt, *parent;
+	struct vfsmount *vm;
+
+	if (mw_walk_at_end(w))
 		return 1;
+	if (w->d == w->vm_root) {
+		mnt = MW_RO(struct mount, w->mnt);
+		parent = mnt->mnt_parent;
+		if (parent == w->mnt) { /* a root we are not under: not reachable from the task */
+			w->state = w->to_top ? MW_WALK_DONE : MW_WALK_UNRES;
+			return 1;
+		}
+		vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		w->d = mnt->mnt_mountpoint;
+		w->mnt = parent;
+		w->vm = vm;
+		w->vm_root = MW_RO(struct vfsmount, vm)->mnt_root;
+		return 0;
 	}
-	pos -= len;
-	if (bpf_probe_read_kernel(&s->path[pos & (MW_PATH_MAX - 1)], len & (MW_PATH_MAX - 1),
-				  name.name)) {
+	d = MW_RO(struct dentry, w->d);
+	up = d->d_parent;
+	if (up == w->d) { /* disconnected: the root of an unmounted (pseudo) filesystem */
 		w->state = MW_WALK_UNRES;
 		return 1;
 	}
-	pos -= 1;
-	s->path[pos & (MW_PATH_MAX - 1)] = '/';
-	w->pos = pos;
-	w->d = up;
-	return 0;
+	return mw_walk_prepend(w, d->d_name.len, d->d_name.name, up);
 }
+
+#endif /* MW_DIRECT_LOADS */
 
 /* Walks p (a kernel struct path) against the current task's root, or with to_top up to the top
  * of the task's mount tree (for what is no longer below its root: a directory just chrooted
@@ -116,23 +167,49 @@ static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path
 					     __u32 *start, bool to_top)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vfsmount *vm = BPF_CORE_READ(p, mnt);
 	struct mw_walk w = {};
+	bool direct = false;
 
-	w.s = r->s;
-	w.d = BPF_CORE_READ(p, dentry);
-	w.vm = vm;
-	if (!w.d || !vm)
-		return MW_WALK_UNRES;
-	w.mnt = mw_real_mount(vm);
-	w.vm_root = BPF_CORE_READ(vm, mnt_root);
-	w.to_top = to_top;
-	if (!to_top) {
-		w.root_d = BPF_CORE_READ(task, fs, root.dentry);
-		w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+#ifdef MW_DIRECT_LOADS
+	direct = bpf_ksym_exists(bpf_rdonly_cast);
+	if (direct) {
+		const struct path *pp = MW_RO(struct path, p);
+		const struct fs_struct *fs = MW_RO(struct task_struct, task)->fs;
+
+		w.d = pp->dentry;
+		w.vm = pp->mnt;
+		if (!w.d || !w.vm)
+			return MW_WALK_UNRES;
+		w.vm_root = MW_RO(struct vfsmount, w.vm)->mnt_root;
+		if (!to_top) {
+			w.root_d = fs->root.dentry;
+			w.root_vm = fs->root.mnt;
+		}
 	}
+#endif
+	if (!direct) {
+		struct vfsmount *vm = BPF_CORE_READ(p, mnt); /* a local: CO-RE starts at kernel types */
+
+		w.d = BPF_CORE_READ(p, dentry);
+		w.vm = vm;
+		if (!w.d || !vm)
+			return MW_WALK_UNRES;
+		w.vm_root = BPF_CORE_READ(vm, mnt_root);
+		if (!to_top) {
+			w.root_d = BPF_CORE_READ(task, fs, root.dentry);
+			w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+		}
+	}
+	w.s = r->s;
+	w.mnt = mw_real_mount(w.vm);
+	w.to_top = to_top;
 	w.pos = MW_PATH_MAX;
-	bpf_loop(MW_WALK_STEPS, mw_walk_step, &w, 0);
+#ifdef MW_DIRECT_LOADS
+	if (direct)
+		bpf_loop(MW_WALK_STEPS, mw_walk_step_direct, &w, 0);
+	else
+#endif
+		bpf_loop(MW_WALK_STEPS, mw_walk_step, &w, 0);
 	if (w.state == MW_WALK_RUNNING)
 		w.state = MW_WALK_TRUNC;
 	if (w.state == MW_WALK_DONE && w.pos == MW_PATH_MAX) { /* the root itself */
@@ -178,13 +255,29 @@ static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struc
 static __always_inline struct file *mw_fd_file(int fd)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct fdtable *fdt;
 	struct file **fds;
 	struct file *f = NULL;
+	__u32 max_fds;
 
-	if (fd < 0 || !fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+#ifdef MW_DIRECT_LOADS
+	if (bpf_ksym_exists(bpf_rdonly_cast)) {
+		fdt = MW_RO(struct task_struct, task)->files->fdt;
+		if (!fdt)
+			return NULL;
+		max_fds = MW_RO(struct fdtable, fdt)->max_fds;
+		fds = MW_RO(struct fdtable, fdt)->fd;
+	} else
+#endif
+	{
+		fdt = BPF_CORE_READ(task, files, fdt);
+		if (!fdt)
+			return NULL;
+		max_fds = BPF_CORE_READ(fdt, max_fds);
+		fds = BPF_CORE_READ(fdt, fd);
+	}
+	if (fd < 0 || (__u32)fd >= max_fds)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]))
 		return NULL;
 	return f;
@@ -261,6 +354,15 @@ static __always_inline void mw_fd_path(struct mw_rec *r, int slot, int fd)
 		return;
 	}
 	mw_slot_path(r, slot, __builtin_preserve_access_index(&f->f_path));
+#ifdef MW_DIRECT_LOADS
+	if (bpf_ksym_exists(bpf_rdonly_cast)) {
+		const struct inode *inode = MW_RO(struct file, f)->f_inode;
+
+		r->e->arg[MW_A_DEV] = inode->i_sb->s_dev;
+		r->e->arg[MW_A_INO] = inode->i_ino;
+		return;
+	}
+#endif
 	r->e->arg[MW_A_DEV] = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 	r->e->arg[MW_A_INO] = BPF_CORE_READ(f, f_inode, i_ino);
 }

@@ -41,10 +41,6 @@ extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym __weak;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
-#ifndef bpf_ksym_exists /* libbpf < 1.2 */
-#define bpf_ksym_exists(sym) (!!(sym))
-#endif
-
 /* Whether a signal aimed at id (a pid or tid as the caller names it, in its pid namespace)
  * stays inside the caller's own process: id is its tgid or the tid of any of its threads
  * (kill(tid) of a sibling thread signals our own group too). Looked up, not compared with our

@@ -231,7 +231,7 @@ static __always_inline struct mw_inflight *mw_inflight_start(void)
 		return NULL;
 	f->op = MW_OP_UNSPEC;
 	f->ts = bpf_ktime_get_boot_ns();
-	f->pstart = BPF_CORE_READ(task, group_leader, start_boottime);
+	f->pstart = mw_task_pstart(task);
 	f->tgid = pid_tgid >> 32;
 	f->tid = (__u32)pid_tgid;
 	f->arg[0] = 0;
