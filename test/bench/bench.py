@@ -13,7 +13,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
   progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
               and untracked tasks (enabled for this section only: stats cost time themselves).
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
-              per million events, peak RSS.
+              per million events, peak RSS; for each --evgen kind (failing opens with a path,
+              refused kills with integers only: the cheapest recorded syscall).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump / analyze (default policy) events/s and peak RSS on synthetic
               traces of 1 M and 5 M events written by the real trace writer (gentrace.c).
@@ -37,6 +38,7 @@ import time
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = "/usr/bin/python3"
+EVGEN_CLASS = {"open": "file", "kill": "privilege"}  # evgen KIND -> tracestat record class
 NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
@@ -402,14 +404,14 @@ class Bench:
         rows = []
         print("\n## Collector throughput: %d s at each offered rate, default buffers" %
               self.a.seconds)
-        print("%10s %10s %8s %10s %8s %10s %8s %9s" % (
-            "offered/s", "achieved/s", "threads", "recorded", "lost", "CPU s/M ev", "CPU %",
-            "peak RSS"))
-        for rate in rates:
+        print("%5s %10s %10s %8s %10s %8s %10s %8s %9s" % (
+            "kind", "offered/s", "achieved/s", "threads", "recorded", "lost", "CPU s/M ev",
+            "CPU %", "peak RSS"))
+        for kind, rate in [(k, r) for k in self.a.evgen for r in rates]:
             threads = 1 if rate <= 300000 else 2
             trace = self.trace_path("rate")
             cmd = self.collect_cmd(trace, [self.bin + "/evgen", str(rate), str(self.a.seconds),
-                                           str(threads)])
+                                           str(threads), kind])
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
             wait_ready(p.stderr, "MWSTART")  # BPF loaded, the server runs: steady state
@@ -434,20 +436,22 @@ class Bench:
                 if line.startswith("RESULT evgen"):
                     achieved = float(line.split()[2])
             st = tracestat(self.j("bin", "tracestat"), trace)
-            recorded = st.get("file", (0, 0, 0))[0]
+            recorded = st.get(EVGEN_CLASS[kind], (0, 0, 0))[0]
             lost = st.get("lost", (0, 0, 0))[0]
             cpu = last["cpu"] - cpu0  # from the first event to its last 50 ms
-            row = {"offered": rate, "achieved": achieved, "threads": threads,
+            row = {"kind": kind, "offered": rate, "achieved": achieved, "threads": threads,
                    "recorded": recorded, "lost": lost, "cpu_s": cpu, "wall_s": wall,
                    "cpu_s_per_M": cpu / max(recorded, 1) * 1e6, "maxrss_kib": last["hwm"],
                    "trace_bytes": os.path.getsize(trace)}
             rows.append(row)
-            print("%10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB" % (
-                rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
+            print("%5s %10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB" % (
+                kind, rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
                 100 * cpu / wall, last["hwm"] / 1024))
             os.unlink(trace)
-        ok = [r["achieved"] for r in rows if r["lost"] == 0 and r["recorded"] > 0]
-        print("highest rate with zero loss: %.0f events/s" % (max(ok) if ok else 0))
+        for kind in self.a.evgen:
+            ok = [r["achieved"] for r in rows
+                  if r["kind"] == kind and r["lost"] == 0 and r["recorded"] > 0]
+            print("%s: highest rate with zero loss: %.0f events/s" % (kind, max(ok) if ok else 0))
         self.results["sections"]["throughput"] = rows
 
     def analyzer_bench(self):
@@ -666,6 +670,9 @@ def main():
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
     ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
     ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--evgen", default="open,kill",
+                    help="throughput: event kinds to generate (open: failing openat records "
+                         "with a path; kill: refused kill(1, 0) records, integers only)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
     ap.add_argument("--analyzer-reps", type=int, default=1)
     ap.add_argument("--startup-reps", type=int, default=3)
@@ -676,6 +683,9 @@ def main():
     a = ap.parse_args()
     a.workloads = a.workloads.split(",")
     a.rates = [int(x) for x in a.rates.split(",")]
+    a.evgen = [k for k in a.evgen.split(",") if k]
+    if any(k not in EVGEN_CLASS for k in a.evgen):
+        ap.error("--evgen: kinds are %s" % ", ".join(sorted(EVGEN_CLASS)))
     a.analyzer_events = [int(x) for x in a.analyzer_events.split(",")]
     if os.geteuid() != 0:
         raise SystemExit("the benchmarks load BPF programs: run as root")
