@@ -14,7 +14,7 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               and untracked tasks (enabled for this section only: stats cost time themselves).
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
-              refused kills with integers only: the cheapest recorded syscall).
+              refused bpf() calls with integers only: the cheapest recorded syscall).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump / analyze (default policy) events/s and peak RSS on synthetic
               traces of 1 M and 5 M events written by the real trace writer (gentrace.c).
@@ -38,7 +38,7 @@ import time
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = "/usr/bin/python3"
-EVGEN_CLASS = {"open": "file", "kill": "privilege"}  # evgen KIND -> tracestat record class
+EVGEN_CLASS = {"open": "file", "bpf": "privilege"}  # evgen KIND -> tracestat record class
 NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
@@ -670,9 +670,9 @@ def main():
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
     ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--evgen", default="open,kill",
+    ap.add_argument("--evgen", default="open,bpf",
                     help="throughput: event kinds to generate (open: failing openat records "
-                         "with a path; kill: refused kill(1, 0) records, integers only)")
+                         "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
     ap.add_argument("--analyzer-reps", type=int, default=1)
     ap.add_argument("--startup-reps", type=int, default=3)

@@ -6,19 +6,19 @@
  * than bunching events.
  *
  * KIND says which syscall: `open` (default), an openat of a missing absolute path (one file
- * record with its path, no directory walk); `kill`, a kill(1, 0) refused with EPERM (a signal
- * aimed outside the tree: one process-family record of integers, the cheapest recorded call,
- * so the generator can offer more than the open records allow on few cores).
+ * record with its path, no directory walk); `bpf`, a bpf(-1, NULL, 0) refused at once (one
+ * privilege-family record of integers: the cheapest recorded call, so the generator can offer
+ * more than the open records allow on few cores).
  *
  * usage: evgen RATE SECONDS [THREADS [KIND]]
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +28,7 @@
 
 struct gen {
 	double rate; /* events per second for this thread */
-	int kill;    /* KIND kill rather than open */
+	int bpf;     /* KIND bpf rather than open */
 	uint64_t end_ns;
 	uint64_t done;
 	pthread_t th;
@@ -45,8 +45,8 @@ static void *gen_run(void *arg)
 		int i;
 
 		for (i = 0; i < BATCH; i++) {
-			if (g->kill)
-				kill(1, 0); /* EPERM for an unprivileged generator */
+			if (g->bpf)
+				syscall(SYS_bpf, -1, NULL, 0); /* EINVAL or EPERM */
 			else
 				openat(AT_FDCWD, "/nonexistent/mcpwitness-bench", O_RDONLY);
 		}
@@ -69,26 +69,26 @@ int main(int argc, char **argv)
 {
 	struct gen g[16];
 	double rate, secs;
-	int threads, i, use_kill;
+	int threads, i, use_bpf;
 	uint64_t t0, total = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: evgen RATE SECONDS [THREADS [open|kill]]\n");
+		fprintf(stderr, "usage: evgen RATE SECONDS [THREADS [open|bpf]]\n");
 		return 2;
 	}
 	rate = atof(argv[1]);
 	secs = atof(argv[2]);
 	threads = argc > 3 ? atoi(argv[3]) : 1;
-	use_kill = argc > 4 && strcmp(argv[4], "kill") == 0;
+	use_bpf = argc > 4 && strcmp(argv[4], "bpf") == 0;
 	if (rate <= 0 || secs <= 0 || threads < 1 || threads > 16 ||
-	    (argc > 4 && !use_kill && strcmp(argv[4], "open") != 0)) {
-		fprintf(stderr, "evgen: bad RATE, SECONDS, THREADS (1-16) or KIND (open, kill)\n");
+	    (argc > 4 && !use_bpf && strcmp(argv[4], "open") != 0)) {
+		fprintf(stderr, "evgen: bad RATE, SECONDS, THREADS (1-16) or KIND (open, bpf)\n");
 		return 2;
 	}
 	fprintf(stderr, "MWSTART\n"); /* bench.py samples the collector's CPU time from here */
 	t0 = wl_now_ns();
 	for (i = 0; i < threads; i++) {
-		g[i] = (struct gen){ .rate = rate / threads, .kill = use_kill, .end_ns = t0 + (uint64_t)(secs * 1e9) };
+		g[i] = (struct gen){ .rate = rate / threads, .bpf = use_bpf, .end_ns = t0 + (uint64_t)(secs * 1e9) };
 		if (pthread_create(&g[i].th, NULL, gen_run, &g[i]))
 			return 1;
 	}
