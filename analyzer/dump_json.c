@@ -302,6 +302,17 @@ static int pathdef_json(json_t *o, const Mcpt__PathDef *d)
 	return err ?: put_bin(o, "value", &d->value);
 }
 
+static int taskdef_json(json_t *o, const Mcpt__TaskDef *d)
+{
+	int err = json_put(o, "id", json_integer(d->id));
+
+	err = err ?: json_put(o, "pid", json_integer(d->pid));
+	err = err ?: json_put(o, "tid", json_integer(d->tid));
+	err = err ?: json_put(o, "pstart", json_u64(d->pstart));
+	err = err ?: json_put(o, "uid", json_integer(d->uid));
+	return err ?: json_put(o, "gid", json_integer(d->gid));
+}
+
 static int seal_json(json_t *o, const Mcpt__Seal *s, const Mcpt__SealStatement *st)
 {
 	int err = put_hex(o, "key_id", &s->key_id);
@@ -340,6 +351,8 @@ static int body_json(json_t *o, const struct replay_rec *r)
 		return note_json(o, (const Mcpt__Annotation *)m);
 	case MCPT_T_PATH_DEF:
 		return pathdef_json(o, (const Mcpt__PathDef *)m);
+	case MCPT_T_TASK_DEF:
+		return taskdef_json(o, (const Mcpt__TaskDef *)m);
 	case MCPT_T_SEAL:
 		return seal_json(o, (const Mcpt__Seal *)m, r->statement);
 	case MCPT_T_EPOCH_CERT:

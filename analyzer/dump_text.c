@@ -32,6 +32,8 @@ const char *dump_type_name(enum mcpt_type t)
 		return "note";
 	case MCPT_T_PATH_DEF:
 		return "pathdef";
+	case MCPT_T_TASK_DEF:
+		return "taskdef";
 	case MCPT_T_EPOCH_CERT:
 		return "epoch-cert";
 	case MCPT_T_SEAL:
@@ -336,6 +338,13 @@ static void pathdef_text(struct strbuf *sb, const Mcpt__PathDef *d)
 	put_bin(sb, "value", &d->value);
 }
 
+/* A task-table definition; the events after it show the five fields, resolved by replay. */
+static void taskdef_text(struct strbuf *sb, const Mcpt__TaskDef *d)
+{
+	strbuf_printf(sb, " id=%u pid=%u tid=%u pstart=%llu uid=%u gid=%u", d->id, d->pid, d->tid,
+		      (unsigned long long)d->pstart, d->uid, d->gid);
+}
+
 static void seal_text(struct strbuf *sb, const Mcpt__Seal *s, const Mcpt__SealStatement *st)
 {
 	static const char *const flag_names[] = {"final", "heartbeat", "mark", "signal", "rotate"};
@@ -388,6 +397,9 @@ static void body_text(struct strbuf *sb, const struct replay_rec *r)
 		break;
 	case MCPT_T_PATH_DEF:
 		pathdef_text(sb, (const Mcpt__PathDef *)m);
+		break;
+	case MCPT_T_TASK_DEF:
+		taskdef_text(sb, (const Mcpt__TaskDef *)m);
 		break;
 	case MCPT_T_SEAL:
 		seal_text(sb, (const Mcpt__Seal *)m, r->statement);

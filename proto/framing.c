@@ -220,6 +220,8 @@ const ProtobufCMessageDescriptor *mcpt_type_descriptor(uint32_t type)
 		return &mcpt__annotation__descriptor;
 	case MCPT_T_PATH_DEF:
 		return &mcpt__path_def__descriptor;
+	case MCPT_T_TASK_DEF:
+		return &mcpt__task_def__descriptor;
 	case MCPT_T_EPOCH_CERT:
 		return &mcpt__epoch_cert__descriptor;
 	default:

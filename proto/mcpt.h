@@ -46,17 +46,20 @@ enum mcpt_type {
 	MCPT_T_PROC = 6,
 	MCPT_T_NOTE = 7,
 	MCPT_T_PATH_DEF = 8, /* value table: Header.incompatible_features MCPT_FEAT_VALUE_TABLE */
+	MCPT_T_TASK_DEF = 9, /* task table: Header.incompatible_features MCPT_FEAT_TASK_TABLE */
 	MCPT_T_EPOCH_CERT = 13,
 	MCPT_T_SEAL = 15,
 };
 
 /* Header.incompatible_features bits this library implements (a reader refuses any other). */
 #define MCPT_FEAT_VALUE_TABLE 1ull /* PathDef records and Event *_ref fields (valtab.c) */
-#define MCPT_FEATURES_KNOWN   MCPT_FEAT_VALUE_TABLE
-/* Bounds of one chunk's value table (trace.proto, PathDef): past them a writer writes values
- * inline and a reader refuses the definition. */
+#define MCPT_FEAT_TASK_TABLE  2ull /* TaskDef records and Event task_ref (valtab.c) */
+#define MCPT_FEATURES_KNOWN   (MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE)
+/* Bounds of one chunk's value table (trace.proto, PathDef) and task table (TaskDef): past them
+ * a writer writes values or tasks inline and a reader refuses the definition. */
 #define MCPT_VT_MAX_VALUES 1024u
 #define MCPT_VT_MAX_BYTES  (64u << 10)
+#define MCPT_VT_MAX_TASKS  1024u
 
 /* SealStatement.flags */
 enum mcpt_seal_flags {
@@ -129,6 +132,7 @@ struct mcpt_writer_opts {
 	size_t flush_bytes;		/* write() once this much is buffered; 0 = 64 KiB */
 	const struct mcpt_clock *clock; /* NULL = the real clocks */
 	bool value_table; /* set MCPT_FEAT_VALUE_TABLE: mcpt_writer__event_refs may define values */
+	bool task_table;  /* set MCPT_FEAT_TASK_TABLE: mcpt_writer__event_refs may define tasks */
 	const uint8_t *trace_id;	/* NULL = random; 16 bytes otherwise (tests) */
 	uint32_t max_record_len;	/* Header.max_record_len; 0 = 1 MiB (1 KiB..16 MiB) */
 };
@@ -140,7 +144,8 @@ struct mcpt_writer;
  * when hdr->clock is NULL) on a private copy: hdr is not modified and need not outlive the
  * call (read the trace id back with mcpt_writer__trace_id). The caller fills everything else
  * (host, kernel, target, collector...); incompatible_features must be 0 (the library sets
- * MCPT_FEAT_VALUE_TABLE itself when opts->value_table). The writer keeps a
+ * MCPT_FEAT_VALUE_TABLE itself when opts->value_table, MCPT_FEAT_TASK_TABLE when
+ * opts->task_table). The writer keeps a
  * reference to signer, not ownership; signer NULL writes an unsigned trace (tests only:
  * verify refuses it without allow_unsigned). Policy values out of the verifier's bounds ->
  * EINVAL; a header over 64 KiB -> EMSGSIZE; a write error -> its errno. NULL and errno on
@@ -159,15 +164,17 @@ int mcpt_writer__append(struct mcpt_writer *w, enum mcpt_type type, const Protob
 int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t *body, size_t len,
 			    uint64_t ts);
 
-/* Value table (trace.proto, PathDef; writer_vt.c). Call it on an Event just before appending
- * it, with no other append, seal or tick in between: each byte field whose value this chunk has
- * already met (in an earlier record or in another field of ev) is replaced by a reference
- * (ev's bytes cleared, its *_ref set), PathDef records defining new values being appended first;
- * values met for the first time stay inline. It defines values only when the definitions and
- * the event will share a chunk (mcpt_writer__chunk_room) and the chunk's table has room.
- * ev's byte fields are only re-pointed, never freed. A writer without opts.value_table leaves
- * ev alone. 0 or -errno: -EINVAL when ev already holds a reference; a failed append (sticky
- * as for mcpt_writer__append). */
+/* Value and task tables (trace.proto, PathDef and TaskDef; writer_vt.c, writer_tt.c). Call it
+ * on an Event just before appending it, with no other append, seal or tick in between: each
+ * byte field whose value this chunk has already met (in an earlier record or in another field
+ * of ev) is replaced by a reference (ev's bytes cleared, its *_ref set), and so is the task
+ * (pid, tid, pstart, uid, gid cleared, task_ref set) when this chunk has met it before; the
+ * PathDef and TaskDef records defining them are appended first. Values and tasks met for the
+ * first time stay inline. It defines them only when all the definitions and the event will
+ * share a chunk (mcpt_writer__chunk_room) and the chunk's tables have room. ev's byte fields
+ * are only re-pointed, never freed. A table the writer was not opened with (opts.value_table,
+ * opts.task_table) is not used. 0 or -errno: -EINVAL when ev already holds a reference; a
+ * failed append (sticky as for mcpt_writer__append). */
 int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev);
 /* Whether `records` more records of `bytes` frame bytes in all, appended now, would all fall
  * in the chunk open now (or about to open) with room left for one more record after them: no
@@ -379,18 +386,21 @@ void mcpt_report__fini(struct mcpt_report *rep);
  * Header and Seal included; NULL for a type it does not know (skip it). */
 const ProtobufCMessageDescriptor *mcpt_record_descriptor(enum mcpt_type type);
 
-/* The reader's value table (valtab.c, trace.proto PathDef): one chunk's definitions, at most
- * MCPT_VT_MAX_VALUES values of MCPT_VT_MAX_BYTES in all (~73 KiB). */
+/* The reader's value and task table (valtab.c, trace.proto PathDef and TaskDef): one chunk's
+ * definitions, at most MCPT_VT_MAX_VALUES values of MCPT_VT_MAX_BYTES in all and
+ * MCPT_VT_MAX_TASKS tasks (~97 KiB). */
 struct mcpt_valtab;
 struct mcpt_valtab *mcpt_valtab__new(void); /* NULL and errno */
 void mcpt_valtab__free(struct mcpt_valtab *t); /* accepts NULL */
 /* Feeds one unpacked record of chunk `chunk` (mcpt_record.chunk; a new chunk empties the
- * table). A PathDef defines the chunk's next id (its id must be that one; bounds above). An
- * Event has each reference replaced by the value (the bytes field points into the table, valid
- * until the table moves to another chunk or is freed; the *_ref field is cleared), so feeding
- * it twice is harmless. Other types pass. 0, or -EBADMSG with one line in why (without the
- * record's index, which the caller adds): an id not defined yet in the chunk, a field with both
- * bytes and a reference, a definition out of order or over the bounds. */
+ * table). A PathDef defines the chunk's next value id, a TaskDef its next task id (its id must
+ * be that one; bounds above). An Event has each reference replaced by the value (the bytes
+ * field points into the table, valid until the table moves to another chunk or is freed; the
+ * *_ref field is cleared) and its task reference by the task's pid, tid, pstart, uid and gid
+ * (task_ref cleared), so feeding it twice is harmless. Other types pass. 0, or -EBADMSG with
+ * one line in why (without the record's index, which the caller adds): an id not defined yet
+ * in the chunk, a field with both bytes and a reference, a task reference beside any of the
+ * five fields, a definition out of order, empty or over the bounds. */
 int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
 		      ProtobufCMessage *msg, char *why, size_t whylen);
 /* Call before protobuf_c_message_free_unpacked on a message resolved by t: clears the fields

@@ -1,13 +1,14 @@
 /*
- * valtab.c - the reader's value table (trace.proto, PathDef; TRACE-FORMAT.md, value table):
- * the definitions of one hash chunk, and the resolution of an Event's references to them. The
+ * valtab.c - the reader's value and task table (trace.proto, PathDef and TaskDef): the
+ * definitions of one hash chunk, and the resolution of an Event's references to them. The
  * verifier feeds every record to one table to refuse bad references; the analyzer's replay
  * feeds its own, so every consumer sees events with their values in place, as before the table.
  *
  * A definition is valid only in its chunk: the table empties when the chunk ordinal changes.
  * Ids are dense (1, 2, 3... in record order), so a lookup is an index and a hostile id (0,
  * forward, huge, repeated) is refused by one comparison. Values are copied (a record's bytes
- * do not outlive its callback); the bounds keep the table at ~73 KiB.
+ * do not outlive its callback); the bounds keep the table at ~97 KiB. Tasks (pid, tid, pstart,
+ * uid, gid) have an id space of their own, under the same rules.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,12 +20,19 @@
 #include "internal.h"
 #include "valtab_int.h"
 
+struct vt_task {
+	uint32_t pid, tid, uid, gid;
+	uint64_t pstart;
+};
+
 struct mcpt_valtab {
 	uint64_t chunk;
-	uint32_t n;    /* ids 1..n are defined */
+	uint32_t n;    /* value ids 1..n are defined */
 	uint32_t used; /* bytes of store in use */
+	uint32_t ntasks; /* task ids 1..ntasks are defined */
 	uint32_t off[MCPT_VT_MAX_VALUES], len[MCPT_VT_MAX_VALUES];
 	uint8_t store[MCPT_VT_MAX_BYTES];
+	struct vt_task task[MCPT_VT_MAX_TASKS];
 };
 
 const struct mcpt_vt_slot mcpt_vt_slots[MCPT_VT_SLOTS] = {
@@ -80,11 +88,43 @@ static int define(struct mcpt_valtab *t, const Mcpt__PathDef *d, char *why, size
 	return 0;
 }
 
+static int define_task(struct mcpt_valtab *t, const Mcpt__TaskDef *d, char *why, size_t whylen)
+{
+	if (d->id != t->ntasks + 1)
+		return bad(why, whylen, "TaskDef defines id %u where its chunk's next task id is %u",
+			   d->id, t->ntasks + 1);
+	if (t->ntasks >= MCPT_VT_MAX_TASKS)
+		return bad(why, whylen, "TaskDef id %u: more than %u tasks in one chunk", d->id,
+			   MCPT_VT_MAX_TASKS);
+	if (!(d->pid | d->tid | d->pstart | d->uid | d->gid))
+		return bad(why, whylen, "TaskDef id %u defines an empty task", d->id);
+	t->task[t->ntasks++] = (struct vt_task){d->pid, d->tid, d->uid, d->gid, d->pstart};
+	return 0;
+}
+
+static int check_task(const struct mcpt_valtab *t, const Mcpt__Event *e, char *why, size_t whylen)
+{
+	if (!e->task_ref)
+		return 0;
+	if (e->pid | e->tid | e->pstart | e->uid | e->gid)
+		return bad(why, whylen, "Event has both task_ref %u and its own pid, tid, pstart, uid "
+			   "or gid", e->task_ref);
+	if (e->task_ref > t->ntasks)
+		return bad(why, whylen,
+			   "Event task_ref %u names a task not defined in its chunk (%u defined "
+			   "before it)",
+			   e->task_ref, t->ntasks);
+	return 0;
+}
+
 /* Checks every reference first, then resolves: a refused event is left as it was. */
 static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whylen)
 {
 	unsigned i;
+	int err = check_task(t, e, why, whylen);
 
+	if (err)
+		return err;
 	for (i = 0; i < MCPT_VT_SLOTS; i++) {
 		uint32_t id = *mcpt_vt_ref(e, i);
 
@@ -109,6 +149,16 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 		b->len = t->len[*ref - 1];
 		*ref = 0;
 	}
+	if (e->task_ref) {
+		const struct vt_task *k = &t->task[e->task_ref - 1];
+
+		e->pid = k->pid;
+		e->tid = k->tid;
+		e->pstart = k->pstart;
+		e->uid = k->uid;
+		e->gid = k->gid;
+		e->task_ref = 0;
+	}
 	return 0;
 }
 
@@ -121,9 +171,12 @@ int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type
 		t->chunk = chunk;
 		t->n = 0;
 		t->used = 0;
+		t->ntasks = 0;
 	}
 	if (type == MCPT_T_PATH_DEF && msg->descriptor == &mcpt__path_def__descriptor)
 		return define(t, (const Mcpt__PathDef *)msg, why, whylen);
+	if (type == MCPT_T_TASK_DEF && msg->descriptor == &mcpt__task_def__descriptor)
+		return define_task(t, (const Mcpt__TaskDef *)msg, why, whylen);
 	if (type == MCPT_T_EVENT && msg->descriptor == &mcpt__event__descriptor)
 		return resolve(t, (Mcpt__Event *)msg, why, whylen);
 	return 0;
@@ -145,13 +198,14 @@ static int chunk_defs(struct mcpt_valtab *t, uint64_t chunk, const uint8_t *p, s
 		if (mcpt_uvarint_get(p + pos, len - pos, &L, &used) || L > len - pos - used ||
 		    mcpt_record_split(p + pos + used, L, &rv, why, whylen))
 			return bad(why, whylen, "chunk frame %u is malformed", i);
-		if (rv.type != MCPT_T_PATH_DEF)
+		if (rv.type != MCPT_T_PATH_DEF && rv.type != MCPT_T_TASK_DEF)
 			continue;
-		m = protobuf_c_message_unpack(&mcpt__path_def__descriptor, NULL, rv.body_len,
+		m = protobuf_c_message_unpack(mcpt_type_descriptor(rv.type), NULL, rv.body_len,
 					      p + pos + used + rv.body_off);
 		if (!m)
-			return bad(why, whylen, "chunk frame %u: PathDef does not parse", i);
-		err = mcpt_valtab__feed(t, chunk, MCPT_T_PATH_DEF, m, why, whylen);
+			return bad(why, whylen, "chunk frame %u: %s does not parse", i,
+				   rv.type == MCPT_T_PATH_DEF ? "PathDef" : "TaskDef");
+		err = mcpt_valtab__feed(t, chunk, (enum mcpt_type)rv.type, m, why, whylen);
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	return err;

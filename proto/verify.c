@@ -246,32 +246,44 @@ static int read_frame(struct vstate *v, struct vframe *f, uint32_t cap, bool hea
 	return 1;
 }
 
-/* The value table: definitions and references of the chunk (valtab.c), resolved in the parse
- * handed to the callback. A bad one makes the segment BAD when its seal is checked. */
-static bool uses_table(uint32_t type, const ProtobufCMessage *m)
+/* Why a record uses a table its Header does not declare, or NULL when it does not. */
+static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCMessage *m)
 {
 	const Mcpt__Event *e = (const Mcpt__Event *)m;
+	bool ev = type == MCPT_T_EVENT && m && m->descriptor == &mcpt__event__descriptor;
 
-	if (type == MCPT_T_PATH_DEF)
-		return true;
-	return type == MCPT_T_EVENT && m && m->descriptor == &mcpt__event__descriptor &&
-	       (e->path_ref | e->abs_path_ref | e->opened_path_ref | e->data_ref | e->path2_ref |
-		e->abs_path2_ref | e->data2_ref);
+	if (!(features & MCPT_FEAT_VALUE_TABLE)) {
+		if (type == MCPT_T_PATH_DEF)
+			return "PathDef in a trace whose header does not declare the value table "
+			       "(incompatible_features bit 0)";
+		if (ev && (e->path_ref | e->abs_path_ref | e->opened_path_ref | e->data_ref |
+			   e->path2_ref | e->abs_path2_ref | e->data2_ref))
+			return "value reference in a trace whose header does not declare the value "
+			       "table (incompatible_features bit 0)";
+	}
+	if (!(features & MCPT_FEAT_TASK_TABLE)) {
+		if (type == MCPT_T_TASK_DEF)
+			return "TaskDef in a trace whose header does not declare the task table "
+			       "(incompatible_features bit 1)";
+		if (ev && e->task_ref)
+			return "task reference in a trace whose header does not declare the task "
+			       "table (incompatible_features bit 1)";
+	}
+	return NULL;
 }
 
+/* The value and task tables: definitions and references of the chunk (valtab.c), resolved in
+ * the parse handed to the callback. A bad one makes the segment BAD when its seal is checked. */
 static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
 {
+	const char *undecl = undeclared(v->features, type, (const ProtobufCMessage *)v->parsed);
 	char why[120];
 
-	if (!(v->features & MCPT_FEAT_VALUE_TABLE) &&
-	    uses_table(type, (const ProtobufCMessage *)v->parsed)) {
-		snprintf(why, sizeof(why), "%s in a trace whose header does not declare the value "
-			 "table (incompatible_features bit 0)",
-			 type == MCPT_T_PATH_DEF ? "PathDef" : "value reference");
-	} else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
-				     (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0) {
+	if (undecl)
+		snprintf(why, sizeof(why), "%s", undecl);
+	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
+				   (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0)
 		return;
-	}
 	if (v->seg_ref_err)
 		return;
 	v->seg_ref_err = index + 1;

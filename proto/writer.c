@@ -109,7 +109,9 @@ static int write_header(struct mcpt_writer *w, const Mcpt__Header *hdr)
 	if (h.incompatible_features)
 		return -EINVAL; /* the library sets the bits of the features it uses */
 	if (w->vt)
-		h.incompatible_features = MCPT_FEAT_VALUE_TABLE;
+		h.incompatible_features |= MCPT_FEAT_VALUE_TABLE;
+	if (w->tt)
+		h.incompatible_features |= MCPT_FEAT_TASK_TABLE;
 	h.format_major = MCPT_FORMAT_MAJOR;
 	h.format_minor = MCPT_FORMAT_MINOR;
 	h.trace_id = (ProtobufCBinaryData){MCPT_TRACE_ID_LEN, w->trace_id};
@@ -181,7 +183,8 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 		goto fail;
 	}
 	w->is_reg = S_ISREG(st.st_mode);
-	if (opts && opts->value_table && !(w->vt = mcpt_wvt_new())) {
+	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new())) ||
+	    (opts && opts->task_table && !(w->tt = mcpt_wtt_new()))) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -411,6 +414,7 @@ void mcpt_writer__free(struct mcpt_writer *w)
 	mcpt_buf_free(&w->stmt);
 	mcpt_buf_free(&w->pae);
 	free(w->vt);
+	free(w->tt);
 	free(w);
 }
 

@@ -32,6 +32,7 @@ struct mcpt_writer {
 	struct mcpt_segment seg;
 	uint64_t chunk_seq; /* ordinal of the last chunk opened (0 before the first) */
 	struct mcpt_wvt *vt; /* value table (opts.value_table), else NULL */
+	struct mcpt_wtt *tt; /* task table (opts.task_table), else NULL */
 	uint64_t seg_first; /* index of the segment's first record */
 	uint64_t min_ts, max_ts;
 	Mcpt__LossTotals loss;
@@ -53,6 +54,24 @@ int mcpt_writer_room(struct mcpt_writer *w, size_t n);
 /* writer_vt.c: the writer's value table (NULL and errno on allocation failure). */
 struct mcpt_wvt;
 struct mcpt_wvt *mcpt_wvt_new(void);
+
+/* writer_tt.c: the writer's task table (NULL and errno on allocation failure), and what it
+ * decides for one event: its entry (-1: not a candidate, or the table is full), whether to
+ * define it now, and the frame bytes of that definition. */
+struct mcpt_wtt;
+struct mcpt_wtt *mcpt_wtt_new(void);
+struct wtt_plan {
+	int ent;
+	bool define;
+	size_t def_bytes;
+};
+/* Looks ev's task up in the table of chunk `chunk` (emptied when the chunk changes), entering
+ * it when met for the first time; plans its definition when met before and not defined. */
+void mcpt_wtt_plan(struct mcpt_wtt *t, uint64_t chunk, const Mcpt__Event *ev, struct wtt_plan *p);
+/* Appends the TaskDef planned in p (p->define). 0 or -errno, as mcpt_writer__append. */
+int mcpt_wtt_define(struct mcpt_writer *w, const struct wtt_plan *p);
+/* When p's task is defined: sets ev->task_ref and clears ev's pid, tid, pstart, uid, gid. */
+void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Event *ev);
 
 /* writer_seal.c: closes the segment and writes its seal (flags include FINAL for the last one),
  * then flushes and, on regular files, fdatasyncs. 0 or -errno (sticky). */

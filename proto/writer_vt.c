@@ -8,7 +8,9 @@
  * once costs what it cost before the table. Memory is bounded: at most MCPT_VT_MAX_VALUES
  * values met and MCPT_VT_MAX_BYTES of them stored per chunk, which also bounds what any
  * reader's table must hold (a definition is always a value met). Past the bounds, or when the
- * definitions would not fit in the chunk before the event, values are written inline.
+ * definitions would not fit in the chunk before the event, values are written inline. The
+ * task table (writer_tt.c) is planned here too: the definitions of both tables and the event
+ * fit in the chunk together, or none is written.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -171,9 +173,45 @@ static int append_def(struct mcpt_writer *w, struct wvt_entry *e)
 	return mcpt_writer__append(w, MCPT_T_PATH_DEF, &d.base, 0);
 }
 
+/* The tables' definitions for ev, values first, then its task. */
+static int append_defs(struct mcpt_writer *w, const struct vt_plan *p, const struct wtt_plan *tp)
+{
+	unsigned i;
+	int err;
+
+	for (i = 0; p->ndefs && i < MCPT_VT_SLOTS; i++) {
+		if (!p->define[i])
+			continue;
+		err = append_def(w, &w->vt->e[p->ent[i]]);
+		if (err)
+			return err;
+	}
+	return tp->define ? mcpt_wtt_define(w, tp) : 0;
+}
+
+/* Replaces ev's values and task by references where they are defined. */
+static void set_refs(struct mcpt_writer *w, const struct vt_plan *p, const struct wtt_plan *tp,
+		     Mcpt__Event *ev)
+{
+	unsigned i;
+
+	for (i = 0; w->vt && i < MCPT_VT_SLOTS; i++) {
+		int k = p->ent[p->first[i]];
+
+		if (!candidate(mcpt_vt_bytes(ev, i)) || k < 0 || !w->vt->e[k].id)
+			continue;
+		*mcpt_vt_ref(ev, i) = w->vt->e[k].id;
+		*mcpt_vt_bytes(ev, i) = (ProtobufCBinaryData){0, NULL};
+	}
+	if (w->tt)
+		mcpt_wtt_ref(w->tt, tp, ev);
+}
+
 int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 {
 	struct vt_plan p = {.ndefs = 0};
+	struct wtt_plan tp = {.ent = -1};
+	uint64_t chunk;
 	unsigned i;
 	int err;
 
@@ -184,27 +222,26 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 	for (i = 0; i < MCPT_VT_SLOTS; i++)
 		if (*mcpt_vt_ref(ev, i))
 			return -EINVAL; /* references are this function's to set */
-	if (!w->vt || w->finished)
+	if (ev->task_ref)
+		return -EINVAL;
+	if ((!w->vt && !w->tt) || w->finished)
 		return 0;
-	if (w->vt->chunk != mcpt_writer__chunk(w))
-		wvt_reset(w->vt, mcpt_writer__chunk(w));
-	plan(w->vt, ev, &p);
-	if (p.ndefs && !mcpt_writer__chunk_room(w, p.ndefs, p.def_bytes))
+	chunk = mcpt_writer__chunk(w);
+	if (w->vt) {
+		if (w->vt->chunk != chunk)
+			wvt_reset(w->vt, chunk);
+		plan(w->vt, ev, &p);
+	}
+	if (w->tt)
+		mcpt_wtt_plan(w->tt, chunk, ev, &tp);
+	if ((p.ndefs || tp.define) &&
+	    !mcpt_writer__chunk_room(w, p.ndefs + tp.define, p.def_bytes + tp.def_bytes)) {
 		p.ndefs = 0; /* they would not share the event's chunk: inline this time */
-	for (i = 0; p.ndefs && i < MCPT_VT_SLOTS; i++) {
-		if (!p.define[i])
-			continue;
-		err = append_def(w, &w->vt->e[p.ent[i]]);
-		if (err)
-			return err;
+		tp.define = false;
 	}
-	for (i = 0; i < MCPT_VT_SLOTS; i++) {
-		int k = p.ent[p.first[i]];
-
-		if (!candidate(mcpt_vt_bytes(ev, i)) || k < 0 || !w->vt->e[k].id)
-			continue;
-		*mcpt_vt_ref(ev, i) = w->vt->e[k].id;
-		*mcpt_vt_bytes(ev, i) = (ProtobufCBinaryData){0, NULL};
-	}
+	err = append_defs(w, &p, &tp);
+	if (err)
+		return err;
+	set_refs(w, &p, &tp, ev);
 	return 0;
 }

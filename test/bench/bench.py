@@ -317,9 +317,9 @@ class Bench:
                 traces[wl] = self.run_variant(wl, "in", self.scaled(wl))[1]
         out = {}
         print("\n## Trace bytes per record (whole frames), from the in-tree recordings")
-        print("(B/rec of an event class includes the value table's PathDef records written "
-              "for its events; projected: test/bench/pathproj.c's estimate of the table, "
-              "meaningful for traces written without it)")
+        print("(B/rec of an event class includes the value and task tables' PathDef and "
+              "TaskDef records written for its events; projected: test/bench/pathproj.c's "
+              "estimate of the tables, meaningful for traces written without them)")
         print("%-9s %-10s %10s %12s %8s %14s" % ("workload", "class", "records", "bytes", "B/rec",
                                                  "projected B/rec"))
         for wl, trace in traces.items():

@@ -7,10 +7,10 @@
  * figures projected for a chunk-scoped path and task table (pathproj.c):
  *   PROJ <class> <records> <bytes> <bytes per record>
  * where bytes are whole frames (length prefix, record tag and body), the file's real cost;
- * the preamble, Header and Seals are reported apart ("header", "seal"). The PathDef records
- * of the value table are counted in the bytes of the event that follows them (the one they
- * were written for), and also alone: `DEFS <records> <bytes>`. The projection is meant for
- * traces without the table.
+ * the preamble, Header and Seals are reported apart ("header", "seal"). The PathDef and
+ * TaskDef records of the value and task tables are counted in the bytes of the event that
+ * follows them (the one they were written for), and also alone: `DEFS <records> <bytes>`. The
+ * projection is meant for traces without the tables.
  *
  * usage: tracestat TRACE
  */
@@ -35,8 +35,13 @@ struct stat_ctx {
 	Mcpt__Event *last_event; /* the previous record when an Event: projected once its frame
 				  * length is known */
 	size_t last_body;
-	uint64_t defs, def_bytes, pending; /* PathDef bytes waiting for their event */
+	uint64_t defs, def_bytes, pending; /* PathDef/TaskDef bytes waiting for their event */
 };
+
+static bool is_def(enum mcpt_type t)
+{
+	return t == MCPT_T_PATH_DEF || t == MCPT_T_TASK_DEF;
+}
 
 static int event_class(const struct mcpt_record *rec, Mcpt__Event **out)
 {
@@ -83,7 +88,7 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 	struct stat_ctx *s = ctx;
 	int c;
 
-	if (s->last_type == MCPT_T_PATH_DEF) {
+	if (is_def(s->last_type)) {
 		s->pending += rec->offset - s->last_offset;
 		s->def_bytes += rec->offset - s->last_offset;
 	} else if (s->last_cls >= 0) {
@@ -91,7 +96,7 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 		project_last(s, rec->offset - s->last_offset);
 	}
 	s->last_offset = rec->offset;
-	if (rec->type == MCPT_T_PATH_DEF) {
+	if (is_def(rec->type)) {
 		s->defs++;
 		s->last_type = rec->type;
 		return 0;

@@ -3,7 +3,8 @@
  * by the library's writer with a fake clock and the test key (seed 0x01 x 32), so the corpus
  * is deterministic and needs no committed binaries: a complete trace with every record type,
  * a multi-segment one with small chunks, one without FINAL, an unsigned one, a minimal one,
- * two written with the value table (PathDef records, Event references);
+ * three written with the value and/or task table (PathDef and TaskDef records, Event
+ * references);
  * and excerpts (export --record) of records of three of them, for fuzz_excerpt.
  * Usage: fuzz_seeds DIR
  */
@@ -57,6 +58,11 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 						(uint8_t *)(i % 3 ? "/etc/passwd" : "/etc/shadow")};
 		ev.opened_path = i % 2 ? ev.path : (ProtobufCBinaryData){0, NULL};
 		ev.path_ref = ev.opened_path_ref = 0; /* set by event_refs for the previous one */
+		/* two tasks in turn: a writer with the task table defines and references them */
+		ev.pid = ev.tid = 4242 + (uint32_t)(i % 2);
+		ev.pstart = 71234567890123ull + (uint64_t)(i % 2);
+		ev.uid = ev.gid = 1000;
+		ev.task_ref = 0;
 		err = mcpt_writer__event_refs(w, &ev);
 		if (!err)
 			err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, ev.ts);
@@ -79,7 +85,7 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 }
 
 static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int sign, int final,
-		int all_types, bool table)
+		int all_types, unsigned tables)
 {
 	static const uint8_t zero_seed[32] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 					      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -92,7 +98,8 @@ static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int 
 				     .max_segment_records = seg_max,
 				     .chunk_records = 4,
 				     .chunk_bytes = 1024,
-				     .value_table = table};
+				     .value_table = tables & 1,
+				     .task_table = tables & 2};
 	struct mcpt_signer *s = sign ? mcpt_signer_from_seed(zero_seed) : NULL;
 	struct mcpt_writer *w = NULL;
 	char path[4096];
@@ -168,15 +175,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fuzz_seeds DIR\n");
 		return 2;
 	}
-	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1, false) ||
-	    seed(argv[1], "multi", 60, 16, 1, 1, 0, false) ||
-	    seed(argv[1], "nofinal", 10, 4, 1, 0, 0, false) ||
-	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1, false) ||
-	    seed(argv[1], "minimal", 0, 4096, 1, 1, 0, false) ||
-	    seed(argv[1], "valtab", 24, 4096, 1, 1, 1, true) ||
-	    seed(argv[1], "valtab-multi", 40, 8, 1, 1, 0, true))
+	/* tables: 1 values (PathDef), 2 tasks (TaskDef) */
+	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1, 0) ||
+	    seed(argv[1], "multi", 60, 16, 1, 1, 0, 0) ||
+	    seed(argv[1], "nofinal", 10, 4, 1, 0, 0, 0) ||
+	    seed(argv[1], "unsigned", 5, 3, 0, 1, 1, 0) ||
+	    seed(argv[1], "minimal", 0, 4096, 1, 1, 0, 0) ||
+	    seed(argv[1], "valtab", 24, 4096, 1, 1, 1, 3) ||
+	    seed(argv[1], "valtab-multi", 40, 8, 1, 1, 0, 1) ||
+	    seed(argv[1], "tasktab", 24, 4096, 1, 1, 0, 2))
 		return 1;
 	if (excerpt(argv[1], "valtab", 3, "excerpt-valtab") ||
+	    excerpt(argv[1], "tasktab", 4, "excerpt-tasktab") ||
 	    excerpt(argv[1], "complete", 3, "excerpt-complete") ||
 	    excerpt(argv[1], "multi", 30, "excerpt-multi") ||
 	    excerpt(argv[1], "unsigned", 2, "excerpt-unsigned"))

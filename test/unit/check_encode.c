@@ -171,12 +171,12 @@ START_TEST(wire_event_matches_protobuf_c)
 		e.pstart = rand_width(&x);
 		e.uid = (uint32_t)rand_width(&x);
 		e.gid = (uint32_t)rand_width(&x);
-		{ /* value-table references (trace.proto 22..28) */
-			uint32_t *r[7] = { &e.path_ref, &e.abs_path_ref, &e.opened_path_ref,
+		{ /* value- and task-table references (trace.proto 22..29) */
+			uint32_t *r[8] = { &e.path_ref, &e.abs_path_ref, &e.opened_path_ref,
 					   &e.data_ref, &e.path2_ref, &e.abs_path2_ref,
-					   &e.data2_ref };
+					   &e.data2_ref, &e.task_ref };
 
-			for (i = 0; i < 7; i++)
+			for (i = 0; i < 8; i++)
 				*r[i] = next_rand(&x) % 3 ? 0 : (uint32_t)rand_width(&x);
 		}
 		for (i = 0; i < 8; i++) {
@@ -249,6 +249,7 @@ static void event_round_trip(const Mcpt__Event *e, const uint8_t *p, size_t len)
 	ck_assert_uint_eq(d->pstart, e->pstart);
 	ck_assert_uint_eq(d->uid, e->uid);
 	ck_assert_uint_eq(d->gid, e->gid);
+	ck_assert_uint_eq(d->task_ref, e->task_ref);
 	ck_assert_uint_eq(d->n_args, e->n_args);
 	for (i = 0; i < e->n_args; i++)
 		ck_assert_int_eq(d->args[i], e->args[i]);

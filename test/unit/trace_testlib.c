@@ -303,3 +303,92 @@ bool tl_has_warning(const struct mcpt_report *rep, enum mcpt_code code)
 			return true;
 	return false;
 }
+
+void tl_tab_open(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max, bool values,
+		 bool tasks)
+{
+	Mcpt__Header h;
+	Mcpt__Host host;
+	Mcpt__Kernel k;
+	Mcpt__ClockSample cs;
+	uint8_t tid[16];
+	struct mcpt_writer_opts wo = {.value_table = values, .task_table = tasks};
+
+	memset(tid, 0x33, sizeof(tid));
+	f->fd = memfd_create("tab", MFD_CLOEXEC);
+	ck_assert_int_ge(f->fd, 0);
+	tl_clock_init(&f->clk, 1000000);
+	tl_header(&h, &host, &k, &cs);
+	wo.trace_id = tid;
+	wo.clock = &f->clk.clock;
+	wo.chunk_records = chunk_records;
+	wo.chunk_bytes = MCPT_CHUNK_BYTES_MAX;
+	wo.max_segment_records = seg_max;
+	f->s = tl_signer(1);
+	f->w = mcpt_writer__new(f->fd, &h, f->s, &wo);
+	ck_assert_ptr_nonnull(f->w);
+}
+
+void tl_tab_close(struct tl_tab *f, struct tl_bytes *out)
+{
+	ck_assert_int_eq(mcpt_writer__finish(f->w, MCPT__END_REASON__END_CLEAN), 0);
+	mcpt_writer__free(f->w);
+	mcpt_signer_free(f->s);
+	tl_slurp(f->fd, out);
+	close(f->fd);
+}
+
+uint64_t tl_tab_put(struct tl_tab *f, Mcpt__Event *e)
+{
+	uint64_t before = mcpt_writer__records(f->w);
+
+	f->clk.now += 1000;
+	e->ts = f->clk.now;
+	ck_assert_int_eq(mcpt_writer__event_refs(f->w, e), 0);
+	before = mcpt_writer__records(f->w) - before;
+	ck_assert_int_eq(mcpt_writer__append(f->w, MCPT_T_EVENT, &e->base, e->ts), 0);
+	return before;
+}
+
+void tl_verify_bad_refs(const struct forge *f, const char *const *want, size_t n_bad,
+			struct mcpt_report *rep)
+{
+	ck_assert_int_eq(
+		tl_verify(f->out.p, f->out.len, &(struct tl_verify){.key = 1}, NULL, NULL, rep), 0);
+	ck_assert_int_eq(rep->verdict, MCPT_INVALID);
+	ck_assert_int_eq(rep->code, MCPT_E_RECORD_PARSE);
+	ck_assert_uint_eq(rep->n_bad_segments, n_bad);
+	for (size_t i = 0; i < n_bad; i++) {
+		ck_assert_int_eq(rep->bad_segments[i].code, MCPT_E_RECORD_PARSE);
+		ck_assert_str_eq(rep->bad_segments[i].reason, want[i]);
+	}
+	ck_assert_ptr_null(strchr(rep->message, '\n'));
+}
+
+Mcpt__Event *tl_excerpt_event(const struct tl_bytes *t, size_t index, struct mcpt_valtab *vt)
+{
+	struct mcpt_pubkey pk;
+	struct mcpt_verify_opts vo = {.key = &pk};
+	struct mcpt_excerpt ex;
+	struct tl_bytes x;
+	Mcpt__Event *e;
+	char err[256];
+	int fd = tl_memfd(t->p, t->len);
+
+	tl_pubkey(1, &pk);
+	ck_assert_int_eq(mcpt_excerpt_export(fd, index, &vo, &x.p, &x.len, err, sizeof(err)), 0);
+	close(fd);
+	ck_assert_int_eq(mcpt_excerpt_verify(x.p, x.len, &vo, &ex), 0);
+	ck_assert_msg(ex.verdict == MCPT_VALID_COMPLETE, "%s", ex.message);
+	e = mcpt__event__unpack(NULL, ex.rec.body_len, ex.rec.body);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(mcpt_excerpt_resolve(&ex, vt, &e->base, err, sizeof(err)), 0);
+	tl_bytes_free(&x);
+	return e;
+}
+
+void tl_excerpt_event_free(struct mcpt_valtab *vt, Mcpt__Event *e)
+{
+	mcpt_valtab__detach(vt, &e->base);
+	mcpt__event__free_unpacked(e, NULL);
+}

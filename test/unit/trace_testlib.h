@@ -85,6 +85,32 @@ size_t tl_frames(const uint8_t *p, size_t n, struct tl_frame *out, size_t max);
 bool tl_has_bad(const struct mcpt_report *rep, enum mcpt_code code);
 bool tl_has_warning(const struct mcpt_report *rep, enum mcpt_code code);
 
+/* A writer of the value- and task-table suites (check_valtab.c, check_tasktab.c): a memfd,
+ * the fake clock, test key 1, chunks of chunk_records records (16 MiB), segments of seg_max. */
+struct tl_tab {
+	struct tl_clock clk;
+	struct mcpt_signer *s;
+	struct mcpt_writer *w;
+	int fd;
+};
+
+void tl_tab_open(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max, bool values,
+		 bool tasks);
+/* Finishes the trace (FINAL seal) and reads it into out. */
+void tl_tab_close(struct tl_tab *f, struct tl_bytes *out);
+/* event_refs then append, as the collector does; returns the records event_refs added. */
+uint64_t tl_tab_put(struct tl_tab *f, Mcpt__Event *e);
+/* Exports record `index` of the trace t (key 1) as an excerpt, checks that it verifies, and
+ * returns its Event unpacked, references resolved from the excerpt's chunk through vt (free
+ * with tl_excerpt_event_free before vt). */
+Mcpt__Event *tl_excerpt_event(const struct tl_bytes *t, size_t index, struct mcpt_valtab *vt);
+void tl_excerpt_event_free(struct mcpt_valtab *vt, Mcpt__Event *e);
+struct forge;
+/* Verifies a forged trace with key 1: INVALID, E_RECORD_PARSE, exactly n_bad bad segments of
+ * that code with the reasons want[], one line of message (rep is the caller's to fini). */
+void tl_verify_bad_refs(const struct forge *f, const char *const *want, size_t n_bad,
+			struct mcpt_report *rep);
+
 /* ---- trace_forge.c ---- */
 
 struct forge {

@@ -68,6 +68,7 @@ static inline void edge_event(Mcpt__Event *e, size_t k, int64_t args[4], uint8_t
 	e->pstart = k == 1 ? UINT64_MAX : edge_uns[(k + 7) % nu];
 	e->uid = (uint32_t)(k == 1 ? UINT32_MAX : edge_uns[(k + 8) % nu]);
 	e->gid = (uint32_t)(k == 1 ? UINT32_MAX : edge_uns[(k + 9) % nu]);
+	e->task_ref = (uint32_t)(k == 1 ? UINT32_MAX : edge_uns[(k + 10) % nu]);
 	e->n_args = 1 + k % 4;
 	for (size_t i = 0; i < e->n_args; i++)
 		args[i] = k == 1 ? (i % 2 ? INT64_MIN : INT64_MAX) : edge_ints[(k + i) % ni];
