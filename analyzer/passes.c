@@ -111,6 +111,8 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	case MCPT_T_LOSS:
 		return callmodel__loss(m->cm, (const Mcpt__Loss *)rr->msg);
 	case MCPT_T_EVENT:
+		if (!callmodel_wants_op(((const Mcpt__Event *)rr->msg)->op))
+			return 0; /* the model keeps process facts only: no view to decode */
 		event_decode(&v, (const Mcpt__Event *)rr->msg);
 		return callmodel__event(m->cm, &v);
 	default:
