@@ -20,9 +20,13 @@ struct pend {
 	struct pend *next;
 };
 
+/* Calls live in blocks that never move: growing the set copies nothing, and peak memory is
+ * what the calls hold (a doubling array briefly held its old and new copies). */
+#define CALL_BLOCK 1024
+
 struct callset {
-	struct call *v;
-	size_t n, cap;
+	struct call **blk;
+	size_t n, n_blk;
 	struct pend **buckets;
 	size_t n_buckets, n_pend;
 	size_t *tasks; /* calls with a task, 0-based */
@@ -34,6 +38,11 @@ struct callset {
 	uint64_t grace;
 	char *home;
 };
+
+static struct call *call_at(const struct callset *cs, size_t i)
+{
+	return &cs->blk[i / CALL_BLOCK][i % CALL_BLOCK];
+}
 
 struct callset *callset__new(uint64_t grace_ns, const char *home)
 {
@@ -80,8 +89,10 @@ void callset__free(struct callset *cs)
 	if (!cs)
 		return;
 	for (size_t i = 0; i < cs->n; i++)
-		call_fini(&cs->v[i]);
-	free(cs->v);
+		call_fini(call_at(cs, i));
+	for (size_t i = 0; i < cs->n_blk; i++)
+		free(cs->blk[i]);
+	free(cs->blk);
 	for (size_t i = 0; cs->buckets && i < cs->n_buckets; i++) {
 		for (p = cs->buckets[i]; p; p = next) {
 			next = p->next;
@@ -110,12 +121,12 @@ size_t callset__count(const struct callset *cs)
 
 struct call *callset__at(struct callset *cs, size_t i)
 {
-	return i < cs->n ? &cs->v[i] : NULL;
+	return i < cs->n ? call_at(cs, i) : NULL;
 }
 
 const struct call *callset__get(const struct callset *cs, size_t index)
 {
-	return index && index <= cs->n ? &cs->v[index - 1] : NULL;
+	return index && index <= cs->n ? call_at(cs, index - 1) : NULL;
 }
 
 const struct call_session *callset__session(const struct callset *cs)
@@ -272,12 +283,17 @@ bool call_task_terminal(const char *status)
 			  !strcmp(status, "cancelled"));
 }
 
+/* An escaped copy of its own size (a strbuf's capacity is a power of two: every call keeps
+ * its method and tool). */
 static char *escaped(const char *s, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
+	char *out;
 
 	strbuf_escape(&sb, (const uint8_t *)s, n, 0);
-	return strbuf_detach(&sb);
+	out = strbuf_str(&sb) ? strdup(strbuf_str(&sb)) : NULL;
+	strbuf_fini(&sb);
+	return out;
 }
 
 /* --- evidence strings ----------------------------------------------------------------------- */
@@ -467,7 +483,7 @@ struct call *callset__pending(struct callset *cs, enum chan_dir dir, const char 
 {
 	struct pend **pp = pend_find(cs, dir, id_canon);
 
-	return *pp ? &cs->v[(*pp)->call] : NULL;
+	return *pp ? call_at(cs, (*pp)->call) : NULL;
 }
 
 struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id_canon)
@@ -482,7 +498,7 @@ struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id
 	free(p->id);
 	free(p);
 	cs->n_pend--;
-	return &cs->v[i];
+	return call_at(cs, i);
 }
 
 struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id_canon,
@@ -491,20 +507,21 @@ struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id
 {
 	struct call *c, *old = id_canon ? callset__pending(cs, dir, id_canon) : NULL;
 
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 16;
+	if (cs->n == cs->n_blk * CALL_BLOCK) {
+		struct call **blk = realloc(cs->blk, (cs->n_blk + 1) * sizeof(*blk));
 
-		c = realloc(cs->v, cap * sizeof(*c));
-		if (!c)
+		if (!blk)
 			return NULL;
-		cs->v = c;
-		cs->cap = cap;
+		cs->blk = blk;
+		if (!(blk[cs->n_blk] = malloc(CALL_BLOCK * sizeof(struct call))))
+			return NULL;
+		cs->n_blk++;
 	}
 	if (old)
 		callset__note(cs, ts,
 			      "%s offset %llu: request id %s reused while call %zu is pending",
 			      chan_dir_name(dir), (unsigned long long)offset, id_canon, old->index);
-	c = &cs->v[cs->n];
+	c = call_at(cs, cs->n);
 	memset(c, 0, sizeof(*c));
 	c->index = cs->n + 1;
 	c->dir = dir;
@@ -601,7 +618,7 @@ void callset__cancel(struct callset *cs, struct call *c, uint64_t ts)
 void callset__task_status(struct callset *cs, const char *task_id, const char *status, uint64_t ts)
 {
 	for (size_t i = cs->n_tasks; i-- > 0;) {
-		struct call *c = &cs->v[cs->tasks[i]];
+		struct call *c = call_at(cs, cs->tasks[i]);
 
 		if (strcmp(c->task_id, task_id))
 			continue;
@@ -618,7 +635,7 @@ void callset__task_status(struct callset *cs, const char *task_id, const char *s
 void callset__finish(struct callset *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
-		struct call *c = &cs->v[i];
+		struct call *c = call_at(cs, i);
 
 		if (c->status == CALL_PENDING && !c->from_mark)
 			c->incomplete |= CI_NO_RESPONSE;
