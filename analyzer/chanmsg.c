@@ -37,7 +37,7 @@ static void note_cb(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, 
 	(void)ctx, (void)dir, (void)offset, (void)ts, (void)msg; /* pass 1 reported them */
 }
 
-static const struct chan_ops ops = {.line = line_cb, .note = note_cb};
+static const struct chan_ops ops = {.line = line_cb, .note = note_cb, .no_scan = true};
 
 struct chanmsg *chanmsg__new(struct callmodel *cm, chanmsg_fn fn, void *ctx)
 {
