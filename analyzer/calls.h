@@ -170,6 +170,11 @@ uint64_t callset__grace(const struct callset *cs);
 char *call_id_canon(const struct json_t *id);
 /* Compact JSON of v cut to max bytes (with "..." when cut); NULL on ENOMEM. */
 char *call_json_short(const struct json_t *v, size_t max);
+/* The forms a call keeps of its arguments (calljson.c): *full compact and cut to
+ * CALL_EVSTR_MAX, *show cut to CALL_SHOW_MAX (the same pointer when nothing was cut), digest
+ * the hex of the first 8 bytes of BLAKE2b-256 of their key-sorted compact JSON. 0 or -ENOMEM
+ * (what was made is left for the caller to free). */
+int call_args_forms(const struct json_t *args, char **show, char **full, char digest[17]);
 /* "completed", "failed", "cancelled" */
 bool call_task_terminal(const char *status);
 
