@@ -2,7 +2,6 @@
  * analyze.c - the analysis pipeline and its exit codes (see analyze.h).
  */
 #include <errno.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,7 +24,6 @@ struct run {
 	struct replay *rp;
 	struct callmodel *cm;
 	struct callsum *sum; /* --format html: the effects of each call */
-	struct pass_digest dg;
 	struct mcpt_pubkey key;
 	bool compiled; /* with the header's variables */
 	uint64_t loss_records;
@@ -34,27 +32,6 @@ struct run {
 	uint8_t file_digest[32];
 	uint64_t file_length;
 };
-
-/* BLAKE2b-256 and length of the whole file, read again from its start (the reports name the
- * trace as an artifact with them). False when the input cannot seek (a pipe) or a read fails:
- * the reports then carry no digest rather than one of a part. */
-static bool file_digest(int fd, uint8_t out[32], uint64_t *length)
-{
-	crypto_generichash_state st;
-	uint8_t buf[65536];
-	ssize_t n;
-
-	*length = 0;
-	if (lseek(fd, 0, SEEK_SET) != 0)
-		return false;
-	crypto_generichash_init(&st, NULL, 0, 32);
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		crypto_generichash_update(&st, buf, (size_t)n);
-		*length += (uint64_t)n;
-	}
-	crypto_generichash_final(&st, out, 32);
-	return n == 0;
-}
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
 static int load_policies(struct run *r)
@@ -115,7 +92,6 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct run *r = ctx;
 	int rc = 0;
 
-	pass_digest_add(&r->dg, rr->rec);
 	r->released++;
 	if (!rr->msg)
 		return 0;
@@ -155,12 +131,10 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 
 static int read_trace(struct run *r)
 {
-	/* with --verify-before-release the second pass sees only released records: fewer than
-	 * the first, which pass_changed does not take for a change */
 	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned,
 				 .hold_segments = r->o->verify_before_release};
-	struct pass_digest first;
-	uint8_t d1[32], d2[32];
+	struct pass_digest first, second;
+	uint8_t d1[32];
 	char err[REPLAY_MESSAGE_MAX];
 	int fd, rc;
 
@@ -177,15 +151,14 @@ static int read_trace(struct run *r)
 		p_err("%s", err);
 		return fd;
 	}
-	pass_digest_init(&r->dg);
+	/* the second read's digest is the whole file's, as verified: the reports name it */
 	rc = read_model(r, fd, &first, d1);
-	rc = rc ?: replay__run(r->rp, fd, on_record, r);
-	if (!rc)
-		r->has_file_digest = file_digest(fd, r->file_digest, &r->file_length);
+	rc = rc ?: pass_second(r->rp, fd, on_record, r, d1, &second, r->file_digest);
+	r->has_file_digest = !rc;
+	r->file_length = rc ? 0 : second.length;
 	if (fd > 0)
 		close(fd);
-	pass_digest_final(&r->dg, d2);
-	if (!rc && pass_changed(&first, d1, &r->dg, d2)) {
+	if (rc == -ESTALE) {
 		p_err("failed to analyze %s: the trace changed while it was read", r->o->trace);
 		return -EIO;
 	}

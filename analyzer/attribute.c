@@ -173,6 +173,11 @@ int callmodel__mark(struct callmodel *cm, const Mcpt__Mark *m, uint64_t index)
 	return ensure(cm, NULL) ?: markset__add(cm->ms, cm->cs, m, index);
 }
 
+bool callmodel_wants_op(int op)
+{
+	return op == MCPT__OP__OP_FORK || op == MCPT__OP__OP_EXEC || op == MCPT__OP__OP_EXIT;
+}
+
 int callmodel__event(struct callmodel *cm, const struct ev_view *v)
 {
 	return procbind__event(cm->pb, v);

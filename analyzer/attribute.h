@@ -78,6 +78,9 @@ int callmodel__header(struct callmodel *cm, const Mcpt__Header *h);
 int callmodel__stdio(struct callmodel *cm, const Mcpt__StdioFrame *f, uint64_t index);
 int callmodel__mark(struct callmodel *cm, const Mcpt__Mark *m, uint64_t index);
 int callmodel__event(struct callmodel *cm, const struct ev_view *v);
+/* False for an op whose events callmodel__event ignores (all but fork, exec and exit): the
+ * caller need not decode them. */
+bool callmodel_wants_op(int op);
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l);
 int callmodel__resolve(struct callmodel *cm);
 

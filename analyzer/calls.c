@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +19,13 @@ struct pend {
 	struct pend *next;
 };
 
+/* Calls live in blocks that never move: growing the set copies nothing, and peak memory is
+ * what the calls hold (a doubling array briefly held its old and new copies). */
+#define CALL_BLOCK 1024
+
 struct callset {
-	struct call *v;
-	size_t n, cap;
+	struct call **blk;
+	size_t n, n_blk;
 	struct pend **buckets;
 	size_t n_buckets, n_pend;
 	size_t *tasks; /* calls with a task, 0-based */
@@ -34,6 +37,11 @@ struct callset {
 	uint64_t grace;
 	char *home;
 };
+
+static struct call *call_at(const struct callset *cs, size_t i)
+{
+	return &cs->blk[i / CALL_BLOCK][i % CALL_BLOCK];
+}
 
 struct callset *callset__new(uint64_t grace_ns, const char *home)
 {
@@ -58,7 +66,8 @@ static void call_fini(struct call *c)
 	free(c->id);
 	free(c->method);
 	free(c->tool);
-	free(c->args);
+	if (c->args != c->args_full)
+		free(c->args);
 	free(c->args_full);
 	for (size_t i = 0; i < c->n_ev; i++)
 		free(c->ev[i]);
@@ -79,8 +88,10 @@ void callset__free(struct callset *cs)
 	if (!cs)
 		return;
 	for (size_t i = 0; i < cs->n; i++)
-		call_fini(&cs->v[i]);
-	free(cs->v);
+		call_fini(call_at(cs, i));
+	for (size_t i = 0; i < cs->n_blk; i++)
+		free(cs->blk[i]);
+	free(cs->blk);
 	for (size_t i = 0; cs->buckets && i < cs->n_buckets; i++) {
 		for (p = cs->buckets[i]; p; p = next) {
 			next = p->next;
@@ -109,12 +120,12 @@ size_t callset__count(const struct callset *cs)
 
 struct call *callset__at(struct callset *cs, size_t i)
 {
-	return i < cs->n ? &cs->v[i] : NULL;
+	return i < cs->n ? call_at(cs, i) : NULL;
 }
 
 const struct call *callset__get(const struct callset *cs, size_t index)
 {
-	return index && index <= cs->n ? &cs->v[index - 1] : NULL;
+	return index && index <= cs->n ? call_at(cs, index - 1) : NULL;
 }
 
 const struct call_session *callset__session(const struct callset *cs)
@@ -169,28 +180,7 @@ void callset__note(struct callset *cs, uint64_t ts, const char *fmt, ...)
 		cs->n_notes++;
 }
 
-/* --- JSON helpers --------------------------------------------------------------------------- */
-
-char *call_id_canon(const json_t *id)
-{
-	if (!json_is_string(id) && !json_is_number(id))
-		return NULL;
-	return json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-}
-
-char *call_json_short(const json_t *v, size_t max)
-{
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(15));
-	size_t n;
-
-	if (!s || strlen(s) <= max)
-		return s;
-	n = max;
-	while (n && ((uint8_t)s[n] & 0xc0) == 0x80) /* never cut inside a UTF-8 sequence */
-		n--;
-	memcpy(s + n, "...", 4);
-	return s;
-}
+/* --- helpers ------------------------------------------------------------------------------ */
 
 bool call_task_terminal(const char *status)
 {
@@ -198,12 +188,17 @@ bool call_task_terminal(const char *status)
 			  !strcmp(status, "cancelled"));
 }
 
+/* An escaped copy of its own size (a strbuf's capacity is a power of two: every call keeps
+ * its method and tool). */
 static char *escaped(const char *s, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
+	char *out;
 
 	strbuf_escape(&sb, (const uint8_t *)s, n, 0);
-	return strbuf_detach(&sb);
+	out = strbuf_str(&sb) ? strdup(strbuf_str(&sb)) : NULL;
+	strbuf_fini(&sb);
+	return out;
 }
 
 /* --- evidence strings ----------------------------------------------------------------------- */
@@ -275,25 +270,11 @@ static int ev_walk(struct callset *cs, struct call *c, const json_t *v, int dept
 
 /* --- opening a call ------------------------------------------------------------------------- */
 
-static void digest_hex(const char *json, char out[17])
-{
-	uint8_t h[32];
-	static const char hex[] = "0123456789abcdef";
-
-	crypto_generichash(h, sizeof(h), (const uint8_t *)json, strlen(json), NULL, 0);
-	for (int i = 0; i < 8; i++) {
-		out[2 * i] = hex[h[i] >> 4];
-		out[2 * i + 1] = hex[h[i] & 15];
-	}
-	out[16] = '\0';
-}
-
 /* tools/call: the tool name and its arguments; otherwise the params are the arguments. */
 static int fill_request(struct callset *cs, struct call *c, const json_t *params)
 {
 	const json_t *args = params;
 	const json_t *name = json_object_get(params, "name");
-	char *canon;
 	int err;
 
 	if (c->method && !strcmp(c->method, "tools/call")) {
@@ -303,16 +284,9 @@ static int fill_request(struct callset *cs, struct call *c, const json_t *params
 	}
 	if (!args)
 		return 0;
-	canon = json_dumps(args, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
-					 JSON_REAL_PRECISION(15));
-	c->args = call_json_short(args, CALL_SHOW_MAX);
-	c->args_full = call_json_short(args, CALL_EVSTR_MAX);
-	if (!canon || !c->args || !c->args_full) {
-		free(canon);
-		return -ENOMEM;
-	}
-	digest_hex(canon, c->digest);
-	free(canon);
+	err = call_args_forms(args, &c->args, &c->args_full, c->digest);
+	if (err)
+		return err;
 	err = ev_walk(cs, c, args, 0);
 	return err;
 }
@@ -385,7 +359,7 @@ struct call *callset__pending(struct callset *cs, enum chan_dir dir, const char 
 {
 	struct pend **pp = pend_find(cs, dir, id_canon);
 
-	return *pp ? &cs->v[(*pp)->call] : NULL;
+	return *pp ? call_at(cs, (*pp)->call) : NULL;
 }
 
 struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id_canon)
@@ -400,7 +374,7 @@ struct call *callset__take(struct callset *cs, enum chan_dir dir, const char *id
 	free(p->id);
 	free(p);
 	cs->n_pend--;
-	return &cs->v[i];
+	return call_at(cs, i);
 }
 
 struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id_canon,
@@ -409,20 +383,21 @@ struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id
 {
 	struct call *c, *old = id_canon ? callset__pending(cs, dir, id_canon) : NULL;
 
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 16;
+	if (cs->n == cs->n_blk * CALL_BLOCK) {
+		struct call **blk = realloc(cs->blk, (cs->n_blk + 1) * sizeof(*blk));
 
-		c = realloc(cs->v, cap * sizeof(*c));
-		if (!c)
+		if (!blk)
 			return NULL;
-		cs->v = c;
-		cs->cap = cap;
+		cs->blk = blk;
+		if (!(blk[cs->n_blk] = malloc(CALL_BLOCK * sizeof(struct call))))
+			return NULL;
+		cs->n_blk++;
 	}
 	if (old)
 		callset__note(cs, ts,
 			      "%s offset %llu: request id %s reused while call %zu is pending",
 			      chan_dir_name(dir), (unsigned long long)offset, id_canon, old->index);
-	c = &cs->v[cs->n];
+	c = call_at(cs, cs->n);
 	memset(c, 0, sizeof(*c));
 	c->index = cs->n + 1;
 	c->dir = dir;
@@ -519,7 +494,7 @@ void callset__cancel(struct callset *cs, struct call *c, uint64_t ts)
 void callset__task_status(struct callset *cs, const char *task_id, const char *status, uint64_t ts)
 {
 	for (size_t i = cs->n_tasks; i-- > 0;) {
-		struct call *c = &cs->v[cs->tasks[i]];
+		struct call *c = call_at(cs, cs->tasks[i]);
 
 		if (strcmp(c->task_id, task_id))
 			continue;
@@ -536,7 +511,7 @@ void callset__task_status(struct callset *cs, const char *task_id, const char *s
 void callset__finish(struct callset *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
-		struct call *c = &cs->v[i];
+		struct call *c = call_at(cs, i);
 
 		if (c->status == CALL_PENDING && !c->from_mark)
 			c->incomplete |= CI_NO_RESPONSE;

@@ -63,12 +63,13 @@ enum call_end_how {
 struct call {
 	size_t index;	   /* 1-based, in the order requests were read */
 	enum chan_dir dir; /* CHAN_IN: a request of the client; CHAN_OUT: of the server */
+	unsigned incomplete; /* enum call_incomplete */
 	char *id;	   /* the id as canonical JSON: 17, "17" */
 	char *method;	   /* escaped text */
 	char *tool;	   /* tools/call: params.name, escaped; NULL otherwise */
 	char *args;	 /* arguments (tools/call) or params, compact JSON, cut to CALL_SHOW_MAX */
-	char *args_full; /* the same, uncut up to CALL_EVSTR_MAX (what `arguments` globs see) */
-	char digest[17]; /* first 8 bytes of BLAKE2b-256 of the arguments' JSON, in hex */
+	char *args_full; /* the same, uncut up to CALL_EVSTR_MAX (what `arguments` globs see);
+			  * args is the same pointer when nothing was cut */
 	char **ev;	 /* argument strings (and integers) for evidence matching */
 	size_t n_ev;
 	uint64_t offset; /* stream offset of the request */
@@ -78,22 +79,22 @@ struct call {
 	enum call_end_how end_how;
 	enum call_status status;
 	int64_t error_code;
-	char *result;	     /* result or error, compact JSON cut to CALL_SHOW_MAX */
-	unsigned incomplete; /* enum call_incomplete */
-	bool cancelled;
+	char *result; /* result or error, compact JSON cut to CALL_SHOW_MAX */
 	uint64_t cancel_ts;
 	char *task_id; /* a task-augmented call: its task */
 	char *task_status;
 	char *task_ref; /* tasks/get, tasks/result, tasks/cancel: the task it asks about */
 	/* explicit marks (marks.c) */
-	bool marked;
 	uint64_t mark_begin, mark_end; /* 0 / CALL_OPEN when absent */
-	bool mark_disagrees;
 	char *mark_call_id;
-	bool from_mark; /* known only from marks (--stdio off) */
 	/* W3C trace context of the request (identity.c): params._meta.traceparent, else
 	 * params.traceparent, kept only when well formed; NULL when absent */
 	char *traceparent, *tracestate;
+	char digest[17]; /* first 8 bytes of BLAKE2b-256 of the arguments' JSON, in hex */
+	bool cancelled;
+	bool marked;	       /* marks.c */
+	bool mark_disagrees;   /* marks.c */
+	bool from_mark;	       /* known only from marks (--stdio off) */
 };
 
 struct call_note {
@@ -128,7 +129,7 @@ void callset__free(struct callset *cs);
 /* The channel callbacks that feed this set (jsonrpc.c). */
 extern const struct chan_ops callset_chan_ops;
 
-/* Calls in index order; valid until the set is freed. Adding calls may move them. */
+/* Calls in index order; valid until the set is freed (adding calls does not move them). */
 size_t callset__count(const struct callset *cs);
 struct call *callset__at(struct callset *cs, size_t i);			 /* 0-based */
 const struct call *callset__get(const struct callset *cs, size_t index); /* 1-based; NULL */
@@ -169,6 +170,11 @@ uint64_t callset__grace(const struct callset *cs);
 char *call_id_canon(const struct json_t *id);
 /* Compact JSON of v cut to max bytes (with "..." when cut); NULL on ENOMEM. */
 char *call_json_short(const struct json_t *v, size_t max);
+/* The forms a call keeps of its arguments (calljson.c): *full compact and cut to
+ * CALL_EVSTR_MAX, *show cut to CALL_SHOW_MAX (the same pointer when nothing was cut), digest
+ * the hex of the first 8 bytes of BLAKE2b-256 of their key-sorted compact JSON. 0 or -ENOMEM
+ * (what was made is left for the caller to free). */
+int call_args_forms(const struct json_t *args, char **show, char **full, char digest[17]);
 /* "completed", "failed", "cancelled" */
 bool call_task_terminal(const char *status);
 

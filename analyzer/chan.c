@@ -130,7 +130,7 @@ static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t rec
 		.ts = ts,
 		.record = record,
 		.flags = s->flags | extra,
-		.scan = &s->scan,
+		.scan = c->ops.no_scan ? NULL : &s->scan,
 	};
 	int err;
 
@@ -154,9 +154,11 @@ static int line_append(struct chan *c, struct stream *s, const uint8_t *p, size_
 	if (!s->in_line) {
 		s->in_line = true;
 		s->line_off = off;
-		jscan_init(&s->scan);
+		if (!c->ops.no_scan)
+			jscan_init(&s->scan);
 	}
-	jscan_feed(&s->scan, p, n);
+	if (!c->ops.no_scan)
+		jscan_feed(&s->scan, p, n);
 	s->line_len += n;
 	if (s->flags & CHAN_L_OVERLONG)
 		return 0;

@@ -49,7 +49,7 @@ struct chan_line {
 	uint64_t ts;		  /* timestamp of the frame that completed it */
 	uint64_t record;	  /* record index of that frame */
 	unsigned flags;		  /* CHAN_L_* */
-	const struct jscan *scan; /* the scanner's view of all of its bytes */
+	const struct jscan *scan; /* the scanner's view of all of its bytes (NULL: ops.no_scan) */
 };
 
 struct chan_ops {
@@ -57,6 +57,8 @@ struct chan_ops {
 	int (*line)(void *ctx, const struct chan_line *l);
 	/* A problem of the stream at offset (one line of text, no trailing newline). */
 	void (*note)(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg);
+	/* the line callback never reads chan_line.scan: no scanner runs, scan is NULL */
+	bool no_scan;
 };
 
 struct chan_stats {

@@ -2,12 +2,12 @@
  * chanmsg.c - channel lines as rule subjects (see chanmsg.h).
  */
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chanmsg.h"
+#include "msgclass.h"
 #include "strbuf.h"
 
 struct recidx {
@@ -26,6 +26,8 @@ struct chanmsg {
 	size_t n_req, n_resp;
 	bool indexed;
 	char detail[320];
+	const struct chan_line *line; /* the line being evaluated, for describe() */
+	const struct msgclass *mc;
 };
 
 static int line_cb(void *ctx, const struct chan_line *l);
@@ -35,7 +37,7 @@ static void note_cb(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, 
 	(void)ctx, (void)dir, (void)offset, (void)ts, (void)msg; /* pass 1 reported them */
 }
 
-static const struct chan_ops ops = {.line = line_cb, .note = note_cb};
+static const struct chan_ops ops = {.line = line_cb, .note = note_cb, .no_scan = true};
 
 struct chanmsg *chanmsg__new(struct callmodel *cm, chanmsg_fn fn, void *ctx)
 {
@@ -142,43 +144,19 @@ static size_t find_call(const struct chanmsg *m, const struct recidx *v, size_t 
 
 /* --- one line ----------------------------------------------------------------------------- */
 
-struct msginfo {
-	enum ev_msg_kind kind;
-	char *id; /* canonical, or NULL */
-	const char *method;
-	json_t *doc;
-};
-
-static void classify(struct msginfo *mi, const struct chan_line *l)
+/* The subject's detail, made only when a finding asks for it (v.describe). */
+static const char *describe(void *ctx)
 {
-	json_t *o;
-
-	memset(mi, 0, sizeof(*mi));
-	mi->kind = MSG_OTHER;
-	if (!l->data)
-		return;
-	mi->doc = json_loadb((const char *)l->data, l->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-	o = json_is_array(mi->doc) ? json_array_get(mi->doc, 0) : mi->doc;
-	if (!json_is_object(o))
-		return;
-	mi->method = json_string_value(json_object_get(o, "method"));
-	if (mi->method)
-		mi->kind = json_object_get(o, "id") ? MSG_REQUEST : MSG_NOTIFICATION;
-	else if (json_object_get(o, "result") || json_object_get(o, "error"))
-		mi->kind = MSG_RESPONSE;
-	if (o == mi->doc && json_object_get(o, "id"))
-		mi->id = call_id_canon(json_object_get(o, "id"));
-}
-
-static void describe(struct chanmsg *m, const struct chan_line *l, const struct msginfo *mi)
-{
+	struct chanmsg *m = ctx;
+	const struct chan_line *l = m->line;
+	const struct msgclass *mi = m->mc;
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_printf(&sb, "%s %s", event_msg_kind_name(mi->kind),
 		      l->dir == CHAN_IN ? "read from the client" : "written to the client");
 	if (mi->method) {
 		strbuf_puts(&sb, " ");
-		strbuf_escape(&sb, (const uint8_t *)mi->method, strlen(mi->method), 0);
+		strbuf_escape(&sb, (const uint8_t *)mi->method, mi->method_len, 0);
 	}
 	if (mi->id)
 		strbuf_printf(&sb, " (id %.32s)", mi->id);
@@ -186,9 +164,10 @@ static void describe(struct chanmsg *m, const struct chan_line *l, const struct 
 		      chan_dir_name(l->dir), (unsigned long long)l->offset);
 	snprintf(m->detail, sizeof(m->detail), "%s", strbuf_str(&sb) ? strbuf_str(&sb) : "message");
 	strbuf_fini(&sb);
+	return m->detail;
 }
 
-static void attribute(struct chanmsg *m, const struct chan_line *l, const struct msginfo *mi,
+static void attribute(struct chanmsg *m, const struct chan_line *l, const struct msgclass *mi,
 		      const struct ev_view *v, struct attribution *a)
 {
 	size_t call = 0;
@@ -215,13 +194,13 @@ static int line_cb(void *ctx, const struct chan_line *l)
 {
 	struct chanmsg *m = ctx;
 	struct attribution a;
-	struct msginfo mi;
+	struct msgclass mi;
 	struct ev_view v;
 	int err;
 
 	if (!m->indexed && (err = build_index(m)))
 		return err;
-	classify(&mi, l);
+	msgclass_line(&mi, l->data, l->data ? (size_t)l->len : 0);
 	memset(&v, 0, sizeof(v));
 	v.op = EV_OP_MESSAGE;
 	v.op_name = "message";
@@ -234,11 +213,12 @@ static int line_cb(void *ctx, const struct chan_line *l)
 	v.msg_dir = l->dir;
 	v.msg_kind = mi.kind;
 	v.message = (struct ev_bytes){l->data, l->data ? l->len : 0};
-	describe(m, l, &mi);
-	v.detail = m->detail;
+	m->line = l;
+	m->mc = &mi;
+	v.describe = describe;
+	v.describe_ctx = m;
 	attribute(m, l, &mi, &v, &a);
 	err = m->fn(m->ctx, &v, &a, l->record);
-	free(mi.id);
-	json_decref(mi.doc);
+	msgclass_fini(&mi);
 	return err;
 }

@@ -24,7 +24,6 @@ struct calls_run {
 	struct replay *rp;
 	struct callmodel *cm;
 	struct callsum *sum;
-	struct pass_digest dg;
 	uint64_t events;
 };
 
@@ -52,7 +51,6 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct attribution a;
 	struct ev_view v;
 
-	pass_digest_add(&r->dg, rr->rec);
 	if (!rr->msg || rr->rec->type != MCPT_T_EVENT)
 		return 0;
 	event_decode(&v, (const Mcpt__Event *)rr->msg);
@@ -64,7 +62,7 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 static int read_both(struct calls_run *r, int fd)
 {
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->grace_ns};
-	struct pass_digest first;
+	struct pass_digest first, second;
 	uint8_t d1[32], d2[32];
 	int rc;
 
@@ -77,11 +75,9 @@ static int read_both(struct calls_run *r, int fd)
 	r->sum = callsum__new(callset__count(callmodel__calls(r->cm)));
 	if (!r->sum)
 		return -ENOMEM;
-	pass_digest_init(&r->dg);
-	rc = replay__run(r->rp, fd, on_record, r);
-	pass_digest_final(&r->dg, d2);
-	if (!rc && pass_changed(&first, d1, &r->dg, d2))
-		return -ESTALE;
+	rc = pass_second(r->rp, fd, on_record, r, d1, &second, d2);
+	if (rc == -ESTALE)
+		return rc;
 	callmodel__finish(r->cm);
 	rc = rc ?: callsum__finish(r->sum);
 	if (!rc)

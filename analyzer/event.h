@@ -112,6 +112,9 @@ struct ev_view {
 	enum ev_msg_kind msg_kind;
 	struct ev_bytes message;
 	const char *detail; /* one line saying what the subject is (messages, losses) */
+	/* or, when detail is NULL, what makes that line on demand (only a finding reads it) */
+	const char *(*describe)(void *ctx);
+	void *describe_ctx;
 
 	/* fork */
 	uint32_t child_pid, child_tid;

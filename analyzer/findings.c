@@ -208,6 +208,7 @@ static int fill_lineage(struct finding *f, const struct proc *p, const struct pr
 static int fill(struct finding *f, const struct ev_view *v, const struct eval_subject *s,
 		const struct proc *p, const struct proctree *pt)
 {
+	const char *detail;
 	int err = 0;
 
 	f->seq = v->seq;
@@ -224,9 +225,9 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	f->exe = esc(s->exe, &err);
 	if (v->has_dns)
 		f->dns = esc((struct ev_bytes){(const uint8_t *)v->dns.name, v->dns.name_len}, &err);
-	if (v->detail)
-		f->detail = esc((struct ev_bytes){(const uint8_t *)v->detail, strlen(v->detail)},
-				&err);
+	detail = v->detail ? v->detail : v->describe ? v->describe(v->describe_ctx) : NULL;
+	if (detail)
+		f->detail = esc((struct ev_bytes){(const uint8_t *)detail, strlen(detail)}, &err);
 	/* a failed exec evaluated on its own is one attempt */
 	f->attempts = s->attempts ? s->attempts : v->op == MCPT__OP__OP_EXEC_FAILED;
 	if (s->attempted && !(f->attempted = strdup(s->attempted)))

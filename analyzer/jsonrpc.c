@@ -17,34 +17,11 @@
 #include "identity.h"
 #include "strbuf.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not one. */
 static size_t utf8_seq(const uint8_t *p, size_t n)
 {
-	uint8_t c = p[0];
-	size_t len;
 	uint32_t cp;
 
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
+	return strbuf_utf8_seq(p, n, &cp);
 }
 
 /* The first invalid byte, or n when p is valid UTF-8. */

@@ -16,7 +16,6 @@ struct obs_run {
 	struct obs_trace *t;
 	const struct obs_ops *ops;
 	void *ctx;
-	struct pass_digest dg;
 	bool header_done;
 };
 
@@ -73,7 +72,6 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct obs_run *r = ctx;
 	int err = 0;
 
-	pass_digest_add(&r->dg, rr->rec);
 	if (!rr->msg)
 		return 0;
 	if (!r->header_done)
@@ -86,18 +84,16 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 /* Both reads; -ESTALE when the file changed between them. */
 static int read_both(struct obs_run *r, int fd)
 {
-	struct pass_digest first;
+	struct pass_digest first, second;
 	uint8_t d1[32], d2[32];
 	int rc;
 
 	rc = pass_model(fd, r->t->cm, &first, d1);
 	if (rc)
 		return rc;
-	pass_digest_init(&r->dg);
-	rc = replay__run(r->t->rp, fd, on_record, r);
-	pass_digest_final(&r->dg, d2);
-	if (!rc && pass_changed(&first, d1, &r->dg, d2))
-		return -ESTALE;
+	rc = pass_second(r->t->rp, fd, on_record, r, d1, &second, d2);
+	if (rc == -ESTALE)
+		return rc;
 	callmodel__finish(r->t->cm);
 	return rc;
 }

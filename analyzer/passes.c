@@ -14,25 +14,42 @@
 _Static_assert(sizeof(crypto_generichash_state) <= sizeof(((struct pass_digest *)0)->state),
 	       "pass_digest.state too small");
 
-void pass_digest_init(struct pass_digest *d)
+static void digest_read(void *ctx, const uint8_t *p, size_t n)
 {
+	struct pass_digest *d = ctx;
+
+	crypto_generichash_update((crypto_generichash_state *)(void *)d->state, p, n);
+	d->length += n;
+}
+
+/* What the reader left unread of fd, to its end. 0 or -errno. */
+static int digest_rest(struct pass_digest *d, int fd)
+{
+	uint8_t buf[65536];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		digest_read(d, buf, (size_t)n);
+	}
+	return 0;
+}
+
+/* One read of fd through rp, digested. */
+static int pass_read(struct replay *rp, int fd, replay_cb cb, void *ctx, struct pass_digest *d,
+		     uint8_t digest[32])
+{
+	int rc;
+
 	memset(d, 0, sizeof(*d));
 	crypto_generichash_init((crypto_generichash_state *)(void *)d->state, NULL, 0, 32);
-}
-
-void pass_digest_add(struct pass_digest *d, const struct mcpt_record *rec)
-{
-	crypto_generichash_state *st = (crypto_generichash_state *)(void *)d->state;
-	uint8_t type = (uint8_t)rec->type;
-
-	crypto_generichash_update(st, &type, 1);
-	crypto_generichash_update(st, rec->body, rec->body_len);
-	d->records++;
-}
-
-void pass_digest_final(struct pass_digest *d, uint8_t out[32])
-{
-	crypto_generichash_final((crypto_generichash_state *)(void *)d->state, out, 32);
+	rc = replay__run_reading(rp, fd, cb, ctx, digest_read, d);
+	rc = rc ?: digest_rest(d, fd);
+	crypto_generichash_final((crypto_generichash_state *)(void *)d->state, digest, 32);
+	return rc;
 }
 
 /* Copies fd to an unlinked temporary file; returns its fd (rewound) or -errno. */
@@ -86,7 +103,6 @@ int pass_open(const char *path, char *err, size_t errlen)
 struct model_ctx {
 	struct callmodel *cm;
 	struct replay *rp;
-	struct pass_digest dg;
 	bool header;
 };
 
@@ -95,7 +111,6 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	struct model_ctx *m = ctx;
 	struct ev_view v;
 
-	pass_digest_add(&m->dg, rr->rec);
 	if (!rr->msg)
 		return 0;
 	if (!m->header) {
@@ -111,19 +126,13 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	case MCPT_T_LOSS:
 		return callmodel__loss(m->cm, (const Mcpt__Loss *)rr->msg);
 	case MCPT_T_EVENT:
+		if (!callmodel_wants_op(((const Mcpt__Event *)rr->msg)->op))
+			return 0; /* the model keeps process facts only: no view to decode */
 		event_decode(&v, (const Mcpt__Event *)rr->msg);
 		return callmodel__event(m->cm, &v);
 	default:
 		return 0;
 	}
-}
-
-bool pass_changed(const struct pass_digest *first, const uint8_t d1[32],
-		  const struct pass_digest *second, const uint8_t d2[32])
-{
-	if (second->records > first->records)
-		return true;
-	return second->records == first->records && memcmp(d1, d2, 32) != 0;
 }
 
 int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32])
@@ -135,15 +144,20 @@ int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t dige
 	m.rp = replay__new(&ro);
 	if (!m.rp)
 		return -ENOMEM;
-	pass_digest_init(&m.dg);
-	rc = replay__run(m.rp, fd, on_record, &m);
+	rc = pass_read(m.rp, fd, on_record, &m, d, digest);
 	replay__free(m.rp);
-	pass_digest_final(&m.dg, digest);
-	*d = m.dg;
 	if (rc)
 		return rc < 0 ? rc : -EIO;
 	rc = callmodel__resolve(cm);
 	if (!rc && lseek(fd, 0, SEEK_SET) < 0)
 		rc = -errno;
 	return rc;
+}
+
+int pass_second(struct replay *rp, int fd, replay_cb cb, void *ctx, const uint8_t first[32],
+		struct pass_digest *d, uint8_t digest[32])
+{
+	int rc = pass_read(rp, fd, cb, ctx, d, digest);
+
+	return !rc && memcmp(first, digest, 32) ? -ESTALE : rc;
 }

@@ -4,8 +4,11 @@
  * then resolved. The second read (verification, events) is the caller's, through replay.
  *
  * A trace on standard input or in a FIFO is copied first into an unlinked temporary file (in
- * TMPDIR, else /tmp), so both reads see the same bytes. Both reads digest every record
- * (BLAKE2b-256): a file that changed between them is refused.
+ * TMPDIR, else /tmp), so both reads see the same bytes. Each read digests (BLAKE2b-256) the
+ * bytes of the file exactly as its verifying reader reads them (mcpt_verify_opts.on_read), then
+ * the rest of the file to its end wherever the reader stopped: a file that changed between
+ * the reads is refused, and the second digest is that of the whole file the reports name, with
+ * no third read.
  */
 #ifndef MW_PASSES_H
 #define MW_PASSES_H
@@ -18,25 +21,23 @@
 #include "replay.h"
 
 struct pass_digest {
-	uint8_t state[384]; /* crypto_generichash_state, opaque here */
-	uint64_t records;
+	_Alignas(64) uint8_t state[384]; /* crypto_generichash_state, opaque here */
+	uint64_t length;    /* bytes digested: the file's length */
 };
-
-void pass_digest_init(struct pass_digest *d);
-void pass_digest_add(struct pass_digest *d, const struct mcpt_record *rec);
-void pass_digest_final(struct pass_digest *d, uint8_t out[32]);
 
 /* Opens path ("-" = stdin) for two reads: a seekable fd (close it when > 0). Returns the fd or
  * -errno with "failed to ..." in err. */
 int pass_open(const char *path, char *err, size_t errlen);
 
 /* Reads fd from its start into cm (structure only: seals are the second read's business),
- * resolves cm and rewinds fd. d gets the records' digest. Returns 0 or -errno. */
+ * resolves cm and rewinds fd. digest gets the file's digest (d its state and length). Returns
+ * 0 or -errno. */
 int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32]);
 
-/* True when the second read saw other bytes than the first (a verifying read may stop early
- * at a bad seal: then only a longer second read is a change). */
-bool pass_changed(const struct pass_digest *first, const uint8_t d1[32],
-		  const struct pass_digest *second, const uint8_t d2[32]);
+/* The second read: replay__run of rp over fd (rewound by pass_model) with cb, digesting as
+ * pass_model does into d and digest. Returns cb's or replay__run's error, -errno of reading the
+ * rest, or -ESTALE when the file's bytes differ from those of the first read (first). */
+int pass_second(struct replay *rp, int fd, replay_cb cb, void *ctx, const uint8_t first[32],
+		struct pass_digest *d, uint8_t digest[32]);
 
 #endif /* MW_PASSES_H */

@@ -202,10 +202,18 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 
 int replay__run(struct replay *r, int fd, replay_cb cb, void *ctx)
 {
+	return replay__run_reading(r, fd, cb, ctx, NULL, NULL);
+}
+
+int replay__run_reading(struct replay *r, int fd, replay_cb cb, void *ctx,
+			void (*on_read)(void *ctx, const uint8_t *p, size_t n), void *on_read_ctx)
+{
 	struct mcpt_verify_opts vo = {
 		.key = r->o.key,
 		.allow_unsigned = r->o.allow_unsigned,
 		.hold_segments = r->o.hold_segments,
+		.on_read = on_read,
+		.on_read_ctx = on_read_ctx,
 	};
 
 	r->cb = cb;

@@ -45,6 +45,10 @@ int replay_open(const char *path, char *err, size_t errlen);
  * stream was read to its end whatever the verdict (see replay__report), cb's non-zero value,
  * or -errno of a read error (-ENOBUFS when a held segment outgrew its limit). */
 int replay__run(struct replay *r, int fd, replay_cb cb, void *ctx);
+/* The same, with on_read(on_read_ctx, bytes, n) called on every run of bytes as it is read,
+ * before it is parsed (mcpt_verify_opts.on_read). */
+int replay__run_reading(struct replay *r, int fd, replay_cb cb, void *ctx,
+			void (*on_read)(void *ctx, const uint8_t *p, size_t n), void *on_read_ctx);
 
 /* The Header (NULL until read or if it did not unpack); lives as long as r. */
 const Mcpt__Header *replay__header(const struct replay *r);

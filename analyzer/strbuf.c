@@ -87,9 +87,7 @@ void strbuf_hex(struct strbuf *sb, const uint8_t *p, size_t n)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4) and its code point, or 0 if invalid
- * (overlong forms, surrogates and values above U+10FFFF are invalid). */
-static size_t utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
+size_t strbuf_utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
 {
 	size_t len;
 	uint32_t c, min;
@@ -157,7 +155,7 @@ void strbuf_escape(struct strbuf *sb, const uint8_t *p, size_t n, unsigned flags
 	uint32_t cp;
 
 	while (i < n) {
-		len = utf8_seq(p + i, n - i, &cp);
+		len = strbuf_utf8_seq(p + i, n - i, &cp);
 		if (len == 0) {
 			strbuf_printf(sb, "\\x%02x", p[i]);
 			i++;

@@ -51,4 +51,8 @@ void strbuf_reset(struct strbuf *sb); /* empties it, keeps the memory */
 char *strbuf_detach(struct strbuf *sb);
 void strbuf_fini(struct strbuf *sb);
 
+/* Length of the valid UTF-8 sequence at p (1..4, n > 0) and its code point, or 0 if invalid
+ * (overlong forms, surrogates and values above U+10FFFF are invalid: jansson's rules too). */
+size_t strbuf_utf8_seq(const uint8_t *p, size_t n, uint32_t *cp);
+
 #endif /* MW_STRBUF_H */

@@ -194,6 +194,8 @@ struct mcpt_reader {
 	size_t cap, off, len; /* valid bytes: buf[off .. off + len) */
 	uint64_t pos;	      /* stream offset of buf[off] */
 	bool eof;
+	void (*on_read)(void *ctx, const uint8_t *p, size_t n); /* mcpt_verify_opts.on_read */
+	void *on_read_ctx;
 };
 
 int mcpt_reader_init(struct mcpt_reader *r, int fd);

@@ -306,6 +306,10 @@ struct mcpt_verify_opts {
 	 * capped too: reading stops after max_bad_segments (0 = MCPT_BAD_SEGMENTS_MAX). */
 	uint64_t max_empty_seals;
 	uint64_t max_bad_segments;
+	/* called with each run of bytes as it is read from fd, before any of it is parsed (NULL:
+	 * none): a digest of exactly the bytes this read verified, with no second read */
+	void (*on_read)(void *ctx, const uint8_t *p, size_t n);
+	void *on_read_ctx;
 };
 
 #define MCPT_EMPTY_SEALS_MAX  (1ull << 20) /* ~51 s of checks; 121 days of 10 s heartbeats */

@@ -24,6 +24,8 @@ int mcpt_reader_init(struct mcpt_reader *r, int fd)
 	r->off = r->len = 0;
 	r->pos = 0;
 	r->eof = false;
+	r->on_read = NULL;
+	r->on_read_ctx = NULL;
 	return 0;
 }
 
@@ -80,6 +82,8 @@ ssize_t mcpt_reader_fill(struct mcpt_reader *r, size_t n)
 		ssize_t got = read(r->fd, r->buf + r->off + r->len, r->cap - r->off - r->len);
 
 		if (got > 0) {
+			if (r->on_read)
+				r->on_read(r->on_read_ctx, r->buf + r->off + r->len, (size_t)got);
 			r->len += (size_t)got;
 		} else if (got == 0) {
 			r->eof = true;

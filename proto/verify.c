@@ -435,6 +435,8 @@ static int run(struct vstate *v)
 
 static int vstate_init(struct vstate *v, const struct mcpt_verify_opts *opts, int fd)
 {
+	int err;
+
 	if (opts)
 		v->opts = *opts;
 	if (!v->opts.hold_max_bytes)
@@ -449,7 +451,12 @@ static int vstate_init(struct vstate *v, const struct mcpt_verify_opts *opts, in
 	v->vt = mcpt_valtab__new();
 	if (!v->vt)
 		return -ENOMEM;
-	return mcpt_reader_init(&v->rd, fd);
+	err = mcpt_reader_init(&v->rd, fd);
+	if (err)
+		return err;
+	v->rd.on_read = v->opts.on_read;
+	v->rd.on_read_ctx = v->opts.on_read_ctx;
+	return 0;
 }
 
 static void vstate_fini(struct vstate *v)

@@ -3,6 +3,7 @@ mw_unit_test(glob LIBS mw_analyzer_core)
 mw_unit_test(cidr LIBS mw_analyzer_core)
 mw_unit_test(sockaddr LIBS mw_analyzer_core)
 mw_unit_test(strbuf LIBS mw_analyzer_core)
+mw_unit_test(msgclass LIBS mw_analyzer_core)
 mw_unit_test(event LIBS mw_analyzer_core)
 mw_unit_test(policy SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_fields SOURCES policy_testlib.c LIBS mw_analyzer_core)
@@ -19,6 +20,7 @@ set_tests_properties(policy.default-check policy.fixtures-check PROPERTIES LABEL
 mw_unit_test(calls SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(attribute SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
+mw_unit_test(passes SOURCES synth_trace.c LIBS mw_analyzer)
 mw_unit_test(callsum LIBS mw_analyzer_core)
 # verify / export / analyze as a user runs them, on traces from the trace library's forge too.
 mw_unit_test(verify_cli SOURCES cli_run.c synth_trace.c trace_testlib.c trace_forge.c
