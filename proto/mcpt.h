@@ -54,7 +54,8 @@ enum mcpt_type {
 /* Header.incompatible_features bits this library implements (a reader refuses any other). */
 #define MCPT_FEAT_VALUE_TABLE 1ull /* PathDef records and Event *_ref fields (valtab.c) */
 #define MCPT_FEAT_TASK_TABLE  2ull /* TaskDef records and Event task_ref (valtab.c) */
-#define MCPT_FEATURES_KNOWN   (MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE)
+#define MCPT_FEAT_TS_DELTA    4ull /* Event ts_delta: ts from the chunk's previous Event */
+#define MCPT_FEATURES_KNOWN   (MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA)
 /* Bounds of one chunk's value table (trace.proto, PathDef) and task table (TaskDef): past them
  * a writer writes values or tasks inline and a reader refuses the definition. */
 #define MCPT_VT_MAX_VALUES 1024u
@@ -133,6 +134,7 @@ struct mcpt_writer_opts {
 	const struct mcpt_clock *clock; /* NULL = the real clocks */
 	bool value_table; /* set MCPT_FEAT_VALUE_TABLE: mcpt_writer__event_refs may define values */
 	bool task_table;  /* set MCPT_FEAT_TASK_TABLE: mcpt_writer__event_refs may define tasks */
+	bool ts_delta;	  /* set MCPT_FEAT_TS_DELTA: mcpt_writer__event_refs may write ts_delta */
 	const uint8_t *trace_id;	/* NULL = random; 16 bytes otherwise (tests) */
 	uint32_t max_record_len;	/* Header.max_record_len; 0 = 1 MiB (1 KiB..16 MiB) */
 };
@@ -145,7 +147,7 @@ struct mcpt_writer;
  * call (read the trace id back with mcpt_writer__trace_id). The caller fills everything else
  * (host, kernel, target, collector...); incompatible_features must be 0 (the library sets
  * MCPT_FEAT_VALUE_TABLE itself when opts->value_table, MCPT_FEAT_TASK_TABLE when
- * opts->task_table). The writer keeps a
+ * opts->task_table, MCPT_FEAT_TS_DELTA when opts->ts_delta). The writer keeps a
  * reference to signer, not ownership; signer NULL writes an unsigned trace (tests only:
  * verify refuses it without allow_unsigned). Policy values out of the verifier's bounds ->
  * EINVAL; a header over 64 KiB -> EMSGSIZE; a write error -> its errno. NULL and errno on
@@ -155,7 +157,8 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 
 /* Appends one record: packs msg (the inner message of Record member `type`), frames it, feeds
  * the chunk hash, and seals when the segment reaches max_segment_records. ts (0 = none) feeds
- * the segment's min/max event time. */
+ * the segment's min/max event time; for an Event it must be the event's
+ * absolute timestamp (the base of the next Event's ts_delta). */
 int mcpt_writer__append(struct mcpt_writer *w, enum mcpt_type type, const ProtobufCMessage *msg,
 			uint64_t ts);
 /* The same for an inner message already packed (or a type this library does not know, e.g.
@@ -172,9 +175,12 @@ int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t 
  * PathDef and TaskDef records defining them are appended first. Values and tasks met for the
  * first time stay inline. It defines them only when all the definitions and the event will
  * share a chunk (mcpt_writer__chunk_room) and the chunk's tables have room. ev's byte fields
- * are only re-pointed, never freed. A table the writer was not opened with (opts.value_table,
- * opts.task_table) is not used. 0 or -errno: -EINVAL when ev already holds a reference; a
- * failed append (sticky as for mcpt_writer__append). */
+ * are only re-pointed, never freed. With opts.ts_delta, ev's ts is then replaced by ts_delta,
+ * its difference from the chunk's previous Event, when ev is not the chunk's first Event and
+ * the delta takes fewer bytes (pass the absolute ts to mcpt_writer__append). A table the writer
+ * was not opened with (opts.value_table, opts.task_table, opts.ts_delta) is not used. 0 or
+ * -errno: -EINVAL when ev already holds a reference or a ts_delta; a failed append (sticky as
+ * for mcpt_writer__append). */
 int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev);
 /* Whether `records` more records of `bytes` frame bytes in all, appended now, would all fall
  * in the chunk open now (or about to open) with room left for one more record after them: no
@@ -401,10 +407,12 @@ void mcpt_valtab__free(struct mcpt_valtab *t); /* accepts NULL */
  * be that one; bounds above). An Event has each reference replaced by the value (the bytes
  * field points into the table, valid until the table moves to another chunk or is freed; the
  * *_ref field is cleared) and its task reference by the task's pid, tid, pstart, uid and gid
- * (task_ref cleared), so feeding it twice is harmless. Other types pass. 0, or -EBADMSG with
- * one line in why (without the record's index, which the caller adds): an id not defined yet
- * in the chunk, a field with both bytes and a reference, a task reference beside any of the
- * five fields, a definition out of order, empty or over the bounds. */
+ * (task_ref cleared), and a ts_delta by the absolute ts (the chunk's previous Event's plus
+ * the delta; ts_delta cleared), so feeding it twice is harmless. Other types pass. 0, or
+ * -EBADMSG with one line in why (without the record's index, which the caller adds): an id
+ * not defined yet in the chunk, a field with both bytes and a reference, a task reference
+ * beside any of the five fields, a definition out of order, empty or over the bounds, a
+ * ts_delta on the chunk's first Event, beside a ts, or summing to 0 or past 2^64-1. */
 int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
 		      ProtobufCMessage *msg, char *why, size_t whylen);
 /* Call before protobuf_c_message_free_unpacked on a message resolved by t: clears the fields
@@ -520,8 +528,9 @@ struct mcpt_excerpt {
  * verdict was reached (out->verdict), -EINVAL for NULL arguments, -ENOMEM. */
 int mcpt_excerpt_verify(const uint8_t *p, size_t n, const struct mcpt_verify_opts *opts,
 			struct mcpt_excerpt *out);
-/* Resolves the value references of msg, the proven record of x unpacked by the caller, from
- * the definitions in the frames of its chunk before it (t is emptied first). 0 or -EBADMSG with
+/* Resolves the value and task references and the ts_delta of msg, the proven record of x
+ * unpacked by the caller, from the definitions and Events in the frames of its chunk before it
+ * (t is emptied first). 0 or -EBADMSG with
  * one line in why (as mcpt_valtab__feed). */
 int mcpt_excerpt_resolve(const struct mcpt_excerpt *x, struct mcpt_valtab *t, ProtobufCMessage *msg,
 			 char *why, size_t whylen);

@@ -4,7 +4,7 @@
  * descriptor for every field of every record and was the largest single cost of verify and
  * analyze (both read every Event strictly, see verify.c).
  *
- * It decodes what writers write: fields 1..29 each at most once, with their own wire types,
+ * It decodes what writers write: fields 1..30 each at most once, with their own wire types,
  * args packed. For those it gives exactly the message protobuf-c's unpack gives (same values,
  * including protobuf-c's truncation of over-long varints to the field's width; byte strings
  * copied, NULL when empty; the same allocator). Anything else (an unknown or repeated field, a
@@ -19,7 +19,7 @@
 
 #include "internal.h"
 
-#define EV_FIELDS 29 /* Event's highest field number (seen is a 32-bit mask) */
+#define EV_FIELDS 30 /* Event's highest field number (seen is a 32-bit mask) */
 
 /* protobuf-c's scan_varint and parse_uint64: at most 10 bytes, bits past 64 dropped. Returns
  * the length, 0 for a varint not ended within 10 bytes or the data. */
@@ -53,6 +53,7 @@ static const uint8_t wire_type[EV_FIELDS + 1] = {
 	[15] = 0, [16] = 0, [17] = 0, [18] = 2, [19] = 2, [20] = 2, [21] = 2,
 	[22] = 0, [23] = 0, [24] = 0, [25] = 0, [26] = 0, [27] = 0, [28] = 0, /* *_ref */
 	[29] = 0, /* task_ref */
+	[30] = 0, /* ts_delta (sint64) */
 };
 
 /* A tag of one or two bytes naming a field 1..EV_FIELDS. Returns its length, 0 otherwise. */
@@ -191,6 +192,7 @@ static void fill_numbers(const struct scan *s, Mcpt__Event *e)
 	e->abs_path2_ref = (uint32_t)s->num[27];
 	e->data2_ref = (uint32_t)s->num[28];
 	e->task_ref = (uint32_t)s->num[29];
+	e->ts_delta = (int64_t)(s->num[30] >> 1) ^ -(int64_t)(s->num[30] & 1);
 }
 
 Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data)

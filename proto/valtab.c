@@ -8,7 +8,8 @@
  * Ids are dense (1, 2, 3... in record order), so a lookup is an index and a hostile id (0,
  * forward, huge, repeated) is refused by one comparison. Values are copied (a record's bytes
  * do not outlive its callback); the bounds keep the table at ~97 KiB. Tasks (pid, tid, pstart,
- * uid, gid) have an id space of their own, under the same rules.
+ * uid, gid) have an id space of their own, under the same rules. The table also keeps the
+ * chunk's clock: the ts of its last Event, the base of the next one's ts_delta.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,6 +31,8 @@ struct mcpt_valtab {
 	uint32_t n;    /* value ids 1..n are defined */
 	uint32_t used; /* bytes of store in use */
 	uint32_t ntasks; /* task ids 1..ntasks are defined */
+	uint32_t events; /* Events of the chunk fed so far */
+	uint64_t last_ts; /* ts of the last of them, resolved */
 	uint32_t off[MCPT_VT_MAX_VALUES], len[MCPT_VT_MAX_VALUES];
 	uint8_t store[MCPT_VT_MAX_BYTES];
 	struct vt_task task[MCPT_VT_MAX_TASKS];
@@ -117,11 +120,35 @@ static int check_task(const struct mcpt_valtab *t, const Mcpt__Event *e, char *w
 	return 0;
 }
 
+/* The absolute ts of e into *ts: its own, or the chunk's last plus its ts_delta. */
+static int event_ts(const struct mcpt_valtab *t, const Mcpt__Event *e, uint64_t *ts, char *why,
+		    size_t whylen)
+{
+	uint64_t mag;
+
+	*ts = e->ts;
+	if (!e->ts_delta)
+		return 0;
+	if (e->ts)
+		return bad(why, whylen, "Event has both ts %llu and ts_delta %lld",
+			   (unsigned long long)e->ts, (long long)e->ts_delta);
+	if (!t->events)
+		return bad(why, whylen, "Event has ts_delta %lld but is the first Event of its chunk",
+			   (long long)e->ts_delta);
+	mag = e->ts_delta < 0 ? 0 - (uint64_t)e->ts_delta : (uint64_t)e->ts_delta;
+	if (e->ts_delta < 0 ? mag >= t->last_ts : mag > UINT64_MAX - t->last_ts)
+		return bad(why, whylen, "Event ts_delta %lld from ts %llu leaves the clock's range",
+			   (long long)e->ts_delta, (unsigned long long)t->last_ts);
+	*ts = e->ts_delta < 0 ? t->last_ts - mag : t->last_ts + mag;
+	return 0;
+}
+
 /* Checks every reference first, then resolves: a refused event is left as it was. */
 static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whylen)
 {
 	unsigned i;
-	int err = check_task(t, e, why, whylen);
+	uint64_t ts;
+	int err = check_task(t, e, why, whylen) ?: event_ts(t, e, &ts, why, whylen);
 
 	if (err)
 		return err;
@@ -159,6 +186,10 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 		e->gid = k->gid;
 		e->task_ref = 0;
 	}
+	e->ts = ts;
+	e->ts_delta = 0;
+	t->last_ts = ts;
+	t->events++;
 	return 0;
 }
 
@@ -172,6 +203,8 @@ int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type
 		t->n = 0;
 		t->used = 0;
 		t->ntasks = 0;
+		t->events = 0;
+		t->last_ts = 0;
 	}
 	if (type == MCPT_T_PATH_DEF && msg->descriptor == &mcpt__path_def__descriptor)
 		return define(t, (const Mcpt__PathDef *)msg, why, whylen);
@@ -182,8 +215,8 @@ int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type
 	return 0;
 }
 
-/* The definitions among the first n frames of a chunk (excerpt bytes, framing already checked
- * by the excerpt verifier) into t, whose chunk is `chunk`. */
+/* The definitions and Events (for the clock) among the first n frames of a chunk (excerpt
+ * bytes, framing already checked by the excerpt verifier) into t, whose chunk is `chunk`. */
 static int chunk_defs(struct mcpt_valtab *t, uint64_t chunk, const uint8_t *p, size_t len,
 		      uint32_t n, char *why, size_t whylen)
 {
@@ -198,14 +231,18 @@ static int chunk_defs(struct mcpt_valtab *t, uint64_t chunk, const uint8_t *p, s
 		if (mcpt_uvarint_get(p + pos, len - pos, &L, &used) || L > len - pos - used ||
 		    mcpt_record_split(p + pos + used, L, &rv, why, whylen))
 			return bad(why, whylen, "chunk frame %u is malformed", i);
-		if (rv.type != MCPT_T_PATH_DEF && rv.type != MCPT_T_TASK_DEF)
+		if (rv.type != MCPT_T_PATH_DEF && rv.type != MCPT_T_TASK_DEF &&
+		    rv.type != MCPT_T_EVENT)
 			continue;
 		m = protobuf_c_message_unpack(mcpt_type_descriptor(rv.type), NULL, rv.body_len,
 					      p + pos + used + rv.body_off);
 		if (!m)
 			return bad(why, whylen, "chunk frame %u: %s does not parse", i,
-				   rv.type == MCPT_T_PATH_DEF ? "PathDef" : "TaskDef");
+				   rv.type == MCPT_T_PATH_DEF	? "PathDef" :
+				   rv.type == MCPT_T_TASK_DEF ? "TaskDef" :
+								"Event");
 		err = mcpt_valtab__feed(t, chunk, (enum mcpt_type)rv.type, m, why, whylen);
+		mcpt_valtab__detach(t, m);
 		protobuf_c_message_free_unpacked(m, NULL);
 	}
 	return err;

@@ -246,7 +246,7 @@ static int read_frame(struct vstate *v, struct vframe *f, uint32_t cap, bool hea
 	return 1;
 }
 
-/* Why a record uses a table its Header does not declare, or NULL when it does not. */
+/* Why a record uses a table (or ts_delta) its Header does not declare, or NULL. */
 static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCMessage *m)
 {
 	const Mcpt__Event *e = (const Mcpt__Event *)m;
@@ -269,6 +269,9 @@ static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCM
 			return "task reference in a trace whose header does not declare the task "
 			       "table (incompatible_features bit 1)";
 	}
+	if (!(features & MCPT_FEAT_TS_DELTA) && ev && e->ts_delta)
+		return "ts_delta in a trace whose header does not declare timestamp deltas "
+		       "(incompatible_features bit 2)";
 	return NULL;
 }
 

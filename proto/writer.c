@@ -112,6 +112,8 @@ static int write_header(struct mcpt_writer *w, const Mcpt__Header *hdr)
 		h.incompatible_features |= MCPT_FEAT_VALUE_TABLE;
 	if (w->tt)
 		h.incompatible_features |= MCPT_FEAT_TASK_TABLE;
+	if (w->ts_delta)
+		h.incompatible_features |= MCPT_FEAT_TS_DELTA;
 	h.format_major = MCPT_FORMAT_MAJOR;
 	h.format_minor = MCPT_FORMAT_MINOR;
 	h.trace_id = (ProtobufCBinaryData){MCPT_TRACE_ID_LEN, w->trace_id};
@@ -183,6 +185,7 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 		goto fail;
 	}
 	w->is_reg = S_ISREG(st.st_mode);
+	w->ts_delta = opts && opts->ts_delta;
 	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new())) ||
 	    (opts && opts->task_table && !(w->tt = mcpt_wtt_new()))) {
 		err = -ENOMEM;
@@ -226,11 +229,16 @@ static int frame_begin(struct mcpt_writer *w, uint32_t type, size_t len, uint8_t
 	return 0;
 }
 
-/* Hashes the frame just built, counts it, and seals or flushes when due. */
-static int frame_end(struct mcpt_writer *w, size_t frame_len, uint64_t ts)
+/* Hashes the frame just built, counts it, and seals or flushes when due. An Event's ts is its
+ * chunk's last event time, the base of the next one's ts_delta (writer_tt.c). */
+static int frame_end(struct mcpt_writer *w, uint32_t type, size_t frame_len, uint64_t ts)
 {
 	if (w->seg.chunk_n == 0)
 		w->chunk_seq++; /* this record opens a chunk */
+	if (type == MCPT_T_EVENT) {
+		w->ts_chunk = w->chunk_seq;
+		w->ts_last = ts;
+	}
 	mcpt_segment_add(&w->seg, w->out.p + w->out.len, frame_len);
 	w->out.len += frame_len;
 	w->offset += frame_len;
@@ -270,7 +278,7 @@ int mcpt_writer__append(struct mcpt_writer *w, enum mcpt_type type, const Protob
 		return err;
 	if (protobuf_c_message_pack(msg, body) != len)
 		return -EINVAL; /* msg changed under us; nothing was committed */
-	return frame_end(w, frame_len, ts);
+	return frame_end(w, type, frame_len, ts);
 }
 
 int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t *body, size_t len,
@@ -288,7 +296,7 @@ int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t 
 		return err;
 	if (len)
 		memcpy(dst, body, len);
-	return frame_end(w, frame_len, ts);
+	return frame_end(w, type, frame_len, ts);
 }
 
 int mcpt_writer__set_loss(struct mcpt_writer *w, Mcpt__LossSource src, uint64_t cumulative)

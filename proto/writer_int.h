@@ -33,6 +33,8 @@ struct mcpt_writer {
 	uint64_t chunk_seq; /* ordinal of the last chunk opened (0 before the first) */
 	struct mcpt_wvt *vt; /* value table (opts.value_table), else NULL */
 	struct mcpt_wtt *tt; /* task table (opts.task_table), else NULL */
+	bool ts_delta;	     /* opts.ts_delta: Events after a chunk's first carry ts_delta */
+	uint64_t ts_chunk, ts_last; /* chunk of the last Event appended, and its ts */
 	uint64_t seg_first; /* index of the segment's first record */
 	uint64_t min_ts, max_ts;
 	Mcpt__LossTotals loss;
@@ -72,6 +74,10 @@ void mcpt_wtt_plan(struct mcpt_wtt *t, uint64_t chunk, const Mcpt__Event *ev, st
 int mcpt_wtt_define(struct mcpt_writer *w, const struct wtt_plan *p);
 /* When p's task is defined: sets ev->task_ref and clears ev's pid, tid, pstart, uid, gid. */
 void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Event *ev);
+
+/* writer_tt.c: replaces ev's ts by its delta from the last Event appended when that one is
+ * in `chunk` (the chunk ev will fall in) and the delta is shorter. */
+void mcpt_wts_delta(struct mcpt_writer *w, uint64_t chunk, Mcpt__Event *ev);
 
 /* writer_seal.c: closes the segment and writes its seal (flags include FINAL for the last one),
  * then flushes and, on regular files, fdatasyncs. 0 or -errno (sticky). */

@@ -8,6 +8,10 @@
  * costs what it cost before the table; one whose five fields take fewer bytes inline than a
  * reference would save is never entered. Memory is bounded: at most MCPT_VT_MAX_TASKS tasks
  * met per chunk (which also bounds any reader's table); past it, tasks are written inline.
+ *
+ * Beside the tasks, the chunk's clock (trace.proto, Event ts_delta): an Event after the first
+ * of its chunk carries its timestamp as the difference from the previous one, a few bytes
+ * instead of the 8 of an absolute boot-time ts, whenever that is shorter.
  */
 #include <stdlib.h>
 
@@ -167,4 +171,26 @@ void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Even
 	ev->task_ref = t->e[p->ent].id;
 	ev->pid = ev->tid = ev->uid = ev->gid = 0;
 	ev->pstart = 0;
+}
+
+/* Bytes of a sint64 field numbered 16..2047 (a two-byte tag); 0 when the value is 0. */
+static size_t sint_field_len(int64_t v)
+{
+	return v ? 1 + field_len(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)) : 0;
+}
+
+void mcpt_wts_delta(struct mcpt_writer *w, uint64_t chunk, Mcpt__Event *ev)
+{
+	uint64_t ts = ev->ts, prev = w->ts_last;
+	int64_t d = (int64_t)(ts - prev);
+	bool same_chunk = w->ts_chunk == chunk;
+
+	/* no delta for ts 0 (absent) or a delta 0 (absent too), nor one whose sign the int64
+	 * cast lost (|ts - prev| >= 2^63): prev + d is then exactly ts, without a wrap */
+	if (!same_chunk || !ts || !d || (ts > prev) != (d > 0))
+		return;
+	if (sint_field_len(d) < field_len(ts)) {
+		ev->ts_delta = d;
+		ev->ts = 0;
+	}
 }

@@ -222,9 +222,9 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 	for (i = 0; i < MCPT_VT_SLOTS; i++)
 		if (*mcpt_vt_ref(ev, i))
 			return -EINVAL; /* references are this function's to set */
-	if (ev->task_ref)
+	if (ev->task_ref || ev->ts_delta)
 		return -EINVAL;
-	if ((!w->vt && !w->tt) || w->finished)
+	if ((!w->vt && !w->tt && !w->ts_delta) || w->finished)
 		return 0;
 	chunk = mcpt_writer__chunk(w);
 	if (w->vt) {
@@ -243,5 +243,7 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 	if (err)
 		return err;
 	set_refs(w, &p, &tp, ev);
+	if (w->ts_delta) /* the chunk the event falls in, after its definitions */
+		mcpt_wts_delta(w, mcpt_writer__chunk(w), ev);
 	return 0;
 }

@@ -63,9 +63,10 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 		ev.pstart = 71234567890123ull + (uint64_t)(i % 2);
 		ev.uid = ev.gid = 1000;
 		ev.task_ref = 0;
+		ev.ts_delta = 0; /* a writer with ts_delta writes the chunk's later events so */
 		err = mcpt_writer__event_refs(w, &ev);
 		if (!err)
-			err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, ev.ts);
+			err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, clk->now);
 	}
 	if (!all_types || err)
 		return err;
@@ -90,7 +91,8 @@ static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int 
 	static const uint8_t zero_seed[32] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 					      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 	Mcpt__Header h = MCPT__HEADER__INIT;
-	struct fake clk = {1000000};
+	/* with ts_delta, a boot time of hours: deltas are shorter than such a ts */
+	struct fake clk = {tables & 4 ? 71234567890123ull : 1000000};
 	struct mcpt_clock c = {mono, sample, &clk};
 	uint8_t tid[16] = {7};
 	struct mcpt_writer_opts o = {.clock = &c,
@@ -99,7 +101,8 @@ static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int 
 				     .chunk_records = 4,
 				     .chunk_bytes = 1024,
 				     .value_table = tables & 1,
-				     .task_table = tables & 2};
+				     .task_table = tables & 2,
+				     .ts_delta = tables & 4};
 	struct mcpt_signer *s = sign ? mcpt_signer_from_seed(zero_seed) : NULL;
 	struct mcpt_writer *w = NULL;
 	char path[4096];
@@ -183,7 +186,8 @@ int main(int argc, char **argv)
 	    seed(argv[1], "minimal", 0, 4096, 1, 1, 0, 0) ||
 	    seed(argv[1], "valtab", 24, 4096, 1, 1, 1, 3) ||
 	    seed(argv[1], "valtab-multi", 40, 8, 1, 1, 0, 1) ||
-	    seed(argv[1], "tasktab", 24, 4096, 1, 1, 0, 2))
+	    seed(argv[1], "tasktab", 24, 4096, 1, 1, 0, 2) ||
+	    seed(argv[1], "tsdelta", 24, 4096, 1, 1, 1, 7))
 		return 1;
 	if (excerpt(argv[1], "valtab", 3, "excerpt-valtab") ||
 	    excerpt(argv[1], "tasktab", 4, "excerpt-tasktab") ||

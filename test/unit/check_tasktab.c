@@ -255,39 +255,18 @@ END_TEST
 #define ROUND_EVENTS 60
 
 struct seen {
-	struct mcpt_valtab *vt;
-	bool unpack; /* held records come without msg: unpack and resolve here */
 	unsigned events, defs;
 	Mcpt__Event got[ROUND_EVENTS];
-	bool bad;
 };
 
-static int on_rec(void *ctx, const struct mcpt_record *rec)
+static void on_resolved(void *ctx, enum mcpt_type type, const ProtobufCMessage *m)
 {
 	struct seen *s = ctx;
-	ProtobufCMessage *m = (ProtobufCMessage *)rec->msg;
-	bool own = false;
 
-	if (rec->type != MCPT_T_EVENT && rec->type != MCPT_T_TASK_DEF &&
-	    rec->type != MCPT_T_PATH_DEF)
-		return 0;
-	if (s->unpack) {
-		ck_assert_ptr_null(m);
-		m = protobuf_c_message_unpack(mcpt_record_descriptor(rec->type), NULL,
-					      rec->body_len, rec->body);
-		own = true;
-	}
-	ck_assert_ptr_nonnull(m);
-	if (mcpt_valtab__feed(s->vt, rec->chunk, rec->type, m, NULL, 0))
-		s->bad = true;
-	if (rec->type == MCPT_T_TASK_DEF)
+	if (type == MCPT_T_TASK_DEF)
 		s->defs++;
-	else if (rec->type == MCPT_T_EVENT && s->events < ROUND_EVENTS)
+	else if (type == MCPT_T_EVENT && s->events < ROUND_EVENTS)
 		s->got[s->events++] = *(const Mcpt__Event *)m; /* numbers only are read */
-	mcpt_valtab__detach(s->vt, m);
-	if (own)
-		protobuf_c_message_free_unpacked(m, NULL);
-	return 0;
 }
 
 /* Task of the i-th round event: a few tasks in turn, some met once per chunk. */
@@ -317,26 +296,16 @@ static void round_trace(struct tl_bytes *t)
 static void check_round(bool hold)
 {
 	struct tl_bytes t;
-	struct mcpt_report rep;
 	struct seen *s = calloc(1, sizeof(*s));
 	unsigned i;
 
 	ck_assert_ptr_nonnull(s);
-	s->unpack = hold;
 	round_trace(&t);
-	s->vt = mcpt_valtab__new();
-	ck_assert_ptr_nonnull(s->vt);
-	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1, .hold = hold}, on_rec,
-				   s, &rep),
-			 0);
-	ck_assert_msg(rep.verdict == MCPT_VALID_COMPLETE, "%s", rep.message);
-	ck_assert(!s->bad);
+	tl_verify_resolved(&t, hold, on_resolved, s);
 	ck_assert_uint_eq(s->events, ROUND_EVENTS);
 	ck_assert_uint_gt(s->defs, 5);
 	for (i = 0; i < ROUND_EVENTS; i++)
 		assert_task(&s->got[i], round_task(i));
-	mcpt_report__fini(&rep);
-	mcpt_valtab__free(s->vt);
 	free(s);
 	tl_bytes_free(&t);
 }
@@ -348,31 +317,20 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+static void excerpt_task(void *ctx, const Mcpt__Event *raw, const Mcpt__Event *e, size_t n)
+{
+	*(size_t *)ctx += raw->task_ref != 0;
+	assert_task(e, round_task((unsigned)n));
+}
+
 START_TEST(test_excerpt)
 {
 	struct tl_bytes t;
-	struct tl_frame fr[256];
-	struct mcpt_valtab *vt = mcpt_valtab__new();
-	size_t n, i, refs = 0, ev = 0;
+	size_t refs = 0;
 
 	round_trace(&t);
-	n = tl_frames(t.p, t.len, fr, 256);
-	for (i = 1; i < n; i++) {
-		Mcpt__Event *e;
-
-		if (fr[i].type != MCPT_T_EVENT)
-			continue;
-		e = mcpt__event__unpack(NULL, fr[i].blen, t.p + fr[i].body);
-		ck_assert_ptr_nonnull(e);
-		refs += e->task_ref != 0;
-		mcpt__event__free_unpacked(e, NULL);
-		e = tl_excerpt_event(&t, i, vt);
-		assert_task(e, round_task((unsigned)ev++));
-		tl_excerpt_event_free(vt, e);
-	}
-	ck_assert_uint_eq(ev, ROUND_EVENTS);
+	ck_assert_uint_eq(tl_excerpt_each(&t, excerpt_task, &refs), ROUND_EVENTS);
 	ck_assert_uint_gt(refs, 10);
-	mcpt_valtab__free(vt);
 	tl_bytes_free(&t);
 }
 END_TEST

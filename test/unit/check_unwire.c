@@ -48,6 +48,7 @@ static void same_event(const Mcpt__Event *a, const Mcpt__Event *b)
 	ck_assert_uint_eq(a->abs_path2_ref, b->abs_path2_ref);
 	ck_assert_uint_eq(a->data2_ref, b->data2_ref);
 	ck_assert_uint_eq(a->task_ref, b->task_ref);
+	ck_assert_int_eq(a->ts_delta, b->ts_delta);
 	ck_assert_uint_eq(a->n_args, b->n_args);
 	ck_assert(!a->args == !b->args);
 	for (size_t i = 0; i < a->n_args; i++)
@@ -118,6 +119,7 @@ static size_t random_event(uint64_t *x, int64_t *args, uint8_t *out)
 	e.abs_path2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
 	e.data2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
 	e.task_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x); /* task table */
+	e.ts_delta = next_rand(x) % 3 ? 0 : (int64_t)rand_width(x); /* timestamp deltas */
 	for (size_t i = 0; i < 8; i++) {
 		b[i]->len = next_rand(x) % 3 ? 0 : next_rand(x) % sizeof(blob);
 		b[i]->data = (uint8_t *)blob;
@@ -205,7 +207,12 @@ static const struct unusual unusual[] = {
 	U("field 29, 5-byte varint", "\xe8\x01\xff\xff\xff\xff\x0f", DECODED),
 	U("task_ref twice", "\xe8\x01\x01\xe8\x01\x02", DECLINED_OK),
 	U("field 29 as bytes", "\xea\x01\x01\x01", DECLINED_BAD),
-	U("unknown field 30", "\xf0\x01\x01", DECLINED_OK),
+	U("field 30 (ts_delta -1)", "\xf0\x01\x01", DECODED),
+	U("field 30, 10-byte varint", "\xf0\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+	  DECODED),
+	U("ts_delta twice", "\xf0\x01\x01\xf0\x01\x02", DECLINED_OK),
+	U("field 30 as bytes", "\xf2\x01\x01\x01", DECLINED_BAD),
+	U("unknown field 31", "\xf8\x01\x01", DECLINED_OK),
 	U("field 28 as bytes", "\xe2\x01\x01\x01", DECLINED_BAD),
 	U("unknown field 1000", "\xc0\x3e\x01", DECLINED_OK),
 	U("3-byte tag of field 1", "\x88\x80\x00\x01", DECLINED_OK),

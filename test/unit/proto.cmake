@@ -15,6 +15,7 @@ mw_unit_test(trace_evidence SOURCES ${MCPT_TESTLIB} LIBS mcpt PkgConfig::JANSSON
 mw_unit_test(unwire LIBS mcpt)
 mw_unit_test(valtab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(tasktab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
+mw_unit_test(tsdelta SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 
 # The golden trace checked by an implementation that shares no code with the library
 # (Python: hashlib BLAKE2b, cryptography Ed25519), written from TRACE-FORMAT.md alone.

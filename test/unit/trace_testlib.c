@@ -307,17 +307,24 @@ bool tl_has_warning(const struct mcpt_report *rep, enum mcpt_code code)
 void tl_tab_open(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max, bool values,
 		 bool tasks)
 {
+	struct mcpt_writer_opts wo = {.value_table = values, .task_table = tasks};
+
+	tl_tab_open_opts(f, chunk_records, seg_max, wo, 1000000);
+}
+
+void tl_tab_open_opts(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max,
+		      struct mcpt_writer_opts wo, uint64_t clock_start)
+{
 	Mcpt__Header h;
 	Mcpt__Host host;
 	Mcpt__Kernel k;
 	Mcpt__ClockSample cs;
 	uint8_t tid[16];
-	struct mcpt_writer_opts wo = {.value_table = values, .task_table = tasks};
 
 	memset(tid, 0x33, sizeof(tid));
 	f->fd = memfd_create("tab", MFD_CLOEXEC);
 	ck_assert_int_ge(f->fd, 0);
-	tl_clock_init(&f->clk, 1000000);
+	tl_clock_init(&f->clk, clock_start);
 	tl_header(&h, &host, &k, &cs);
 	wo.trace_id = tid;
 	wo.clock = &f->clk.clock;
@@ -340,13 +347,18 @@ void tl_tab_close(struct tl_tab *f, struct tl_bytes *out)
 
 uint64_t tl_tab_put(struct tl_tab *f, Mcpt__Event *e)
 {
+	f->clk.now += 1000;
+	return tl_tab_put_at(f, e, f->clk.now);
+}
+
+uint64_t tl_tab_put_at(struct tl_tab *f, Mcpt__Event *e, uint64_t ts)
+{
 	uint64_t before = mcpt_writer__records(f->w);
 
-	f->clk.now += 1000;
-	e->ts = f->clk.now;
+	e->ts = ts;
 	ck_assert_int_eq(mcpt_writer__event_refs(f->w, e), 0);
 	before = mcpt_writer__records(f->w) - before;
-	ck_assert_int_eq(mcpt_writer__append(f->w, MCPT_T_EVENT, &e->base, e->ts), 0);
+	ck_assert_int_eq(mcpt_writer__append(f->w, MCPT_T_EVENT, &e->base, ts), 0);
 	return before;
 }
 
@@ -391,4 +403,74 @@ void tl_excerpt_event_free(struct mcpt_valtab *vt, Mcpt__Event *e)
 {
 	mcpt_valtab__detach(vt, &e->base);
 	mcpt__event__free_unpacked(e, NULL);
+}
+
+struct resolved {
+	struct mcpt_valtab *vt;
+	bool hold;
+	tl_resolved_fn each;
+	void *ctx;
+	bool bad;
+};
+
+static int on_resolved(void *ctx, const struct mcpt_record *rec)
+{
+	struct resolved *r = ctx;
+	ProtobufCMessage *m = (ProtobufCMessage *)rec->msg;
+
+	if (rec->type != MCPT_T_EVENT && rec->type != MCPT_T_TASK_DEF &&
+	    rec->type != MCPT_T_PATH_DEF)
+		return 0;
+	if (r->hold) { /* held records come without msg: the caller unpacks them */
+		ck_assert_ptr_null(m);
+		m = protobuf_c_message_unpack(mcpt_record_descriptor(rec->type), NULL,
+					      rec->body_len, rec->body);
+	}
+	ck_assert_ptr_nonnull(m);
+	if (mcpt_valtab__feed(r->vt, rec->chunk, rec->type, m, NULL, 0))
+		r->bad = true;
+	r->each(r->ctx, rec->type, m);
+	mcpt_valtab__detach(r->vt, m);
+	if (r->hold)
+		protobuf_c_message_free_unpacked(m, NULL);
+	return 0;
+}
+
+void tl_verify_resolved(const struct tl_bytes *t, bool hold, tl_resolved_fn each, void *ctx)
+{
+	struct resolved r = {.vt = mcpt_valtab__new(), .hold = hold, .each = each, .ctx = ctx};
+	struct mcpt_report rep;
+
+	ck_assert_ptr_nonnull(r.vt);
+	ck_assert_int_eq(tl_verify(t->p, t->len, &(struct tl_verify){.key = 1, .hold = hold},
+				   on_resolved, &r, &rep),
+			 0);
+	ck_assert_msg(rep.verdict == MCPT_VALID_COMPLETE, "%s", rep.message);
+	ck_assert(!r.bad);
+	mcpt_report__fini(&rep);
+	mcpt_valtab__free(r.vt);
+}
+
+size_t tl_excerpt_each(const struct tl_bytes *t, tl_excerpt_fn each, void *ctx)
+{
+	struct tl_frame fr[256];
+	struct mcpt_valtab *vt = mcpt_valtab__new();
+	size_t n, i, ev = 0;
+
+	ck_assert_ptr_nonnull(vt);
+	n = tl_frames(t->p, t->len, fr, 256);
+	for (i = 1; i < n; i++) {
+		Mcpt__Event *raw, *e;
+
+		if (fr[i].type != MCPT_T_EVENT)
+			continue;
+		raw = mcpt__event__unpack(NULL, fr[i].blen, t->p + fr[i].body);
+		ck_assert_ptr_nonnull(raw);
+		e = tl_excerpt_event(t, i, vt);
+		each(ctx, raw, e, ev++);
+		mcpt__event__free_unpacked(raw, NULL);
+		tl_excerpt_event_free(vt, e);
+	}
+	mcpt_valtab__free(vt);
+	return ev;
 }

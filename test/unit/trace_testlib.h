@@ -96,15 +96,30 @@ struct tl_tab {
 
 void tl_tab_open(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max, bool values,
 		 bool tasks);
+/* The same with any writer options (trace_id, clock and the chunk and segment sizes are
+ * set here) and the fake clock starting at clock_start. */
+void tl_tab_open_opts(struct tl_tab *f, uint32_t chunk_records, uint32_t seg_max,
+		      struct mcpt_writer_opts wo, uint64_t clock_start);
 /* Finishes the trace (FINAL seal) and reads it into out. */
 void tl_tab_close(struct tl_tab *f, struct tl_bytes *out);
 /* event_refs then append, as the collector does; returns the records event_refs added. */
 uint64_t tl_tab_put(struct tl_tab *f, Mcpt__Event *e);
+/* The same with the event stamped ts (the clock is not moved). */
+uint64_t tl_tab_put_at(struct tl_tab *f, Mcpt__Event *e, uint64_t ts);
 /* Exports record `index` of the trace t (key 1) as an excerpt, checks that it verifies, and
  * returns its Event unpacked, references resolved from the excerpt's chunk through vt (free
  * with tl_excerpt_event_free before vt). */
 Mcpt__Event *tl_excerpt_event(const struct tl_bytes *t, size_t index, struct mcpt_valtab *vt);
 void tl_excerpt_event_free(struct mcpt_valtab *vt, Mcpt__Event *e);
+/* For every Event of t (at most 255 frames): its record as written and, through an excerpt of
+ * it, resolved from its chunk; n counts the events from 0. Returns how many there were. */
+typedef void (*tl_excerpt_fn)(void *ctx, const Mcpt__Event *raw, const Mcpt__Event *resolved,
+			      size_t n);
+size_t tl_excerpt_each(const struct tl_bytes *t, tl_excerpt_fn each, void *ctx);
+/* Verifies t with key 1 (streamed, or held: records unpacked here), VALID_COMPLETE, feeding
+ * every PathDef, TaskDef and Event to one value table and handing each, resolved, to each. */
+typedef void (*tl_resolved_fn)(void *ctx, enum mcpt_type type, const ProtobufCMessage *m);
+void tl_verify_resolved(const struct tl_bytes *t, bool hold, tl_resolved_fn each, void *ctx);
 struct forge;
 /* Verifies a forged trace with key 1: INVALID, E_RECORD_PARSE, exactly n_bad bad segments of
  * that code with the reasons want[], one line of message (rep is the caller's to fini). */
