@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-size_t mcpt_uvarint_len(uint32_t v)
+size_t mcpt_uvarint_len(uint64_t v)
 {
 	size_t n = 1;
 

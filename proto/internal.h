@@ -32,7 +32,7 @@
 
 /* ---- framing.c ---- */
 
-size_t mcpt_uvarint_len(uint32_t v);
+size_t mcpt_uvarint_len(uint64_t v);
 size_t mcpt_uvarint_put(uint8_t *out, uint32_t v);
 /* Decodes a minimal uvarint32 from p[0..n). 0 and *used on success; -EAGAIN when n ends inside
  * the varint; -EOVERFLOW for more than 5 bytes or a value >= 2^32; -EINVAL when not minimal. */

@@ -79,15 +79,7 @@ static uint32_t hash_of(const struct wtt_key *k)
 /* Bytes of one uint field with a one-byte tag (0 when the field is 0: not written). */
 static size_t field_len(uint64_t v)
 {
-	size_t n = 1;
-
-	if (!v)
-		return 0;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return 1 + n;
+	return v ? 1 + mcpt_uvarint_len(v) : 0;
 }
 
 /* The five fields as written inline in an Event, or in a TaskDef (one-byte tags both). */
@@ -176,7 +168,7 @@ void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Even
 /* Bytes of a sint64 field numbered 16..2047 (a two-byte tag); 0 when the value is 0. */
 static size_t sint_field_len(int64_t v)
 {
-	return v ? 1 + field_len(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)) : 0;
+	return v ? 2 + mcpt_uvarint_len(((uint64_t)v << 1) ^ (uint64_t)(v >> 63)) : 0;
 }
 
 void mcpt_wts_delta(struct mcpt_writer *w, uint64_t chunk, Mcpt__Event *ev)
