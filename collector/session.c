@@ -180,7 +180,7 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 		return budget_spent(s);
 	}
 	s->records++;
-	if (!s->write_err) { /* repeated paths and addresses by reference (value table) */
+	if (!s->write_err) { /* repeated values and tasks by reference, timestamps as deltas */
 		err = mcpt_writer__event_refs(s->writer, &enc.msg);
 		if (err) {
 			set_write_err(s, err, "value definition");
