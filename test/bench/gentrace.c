@@ -10,7 +10,11 @@
  * alive at once; the trace's length grows with EVENTS alone, so peak memory of the analyzer
  * can be compared across lengths.
  *
- * usage: gentrace OUT SIGNING_KEY EVENTS
+ * Events go through mcpt_writer__event_refs with the value and task tables and timestamp
+ * deltas on, as the collector writes them (collector/session.c); --no-tables writes every
+ * value inline with absolute timestamps, as traces of format features 0 do.
+ *
+ * usage: gentrace [--no-tables] OUT SIGNING_KEY EVENTS
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -29,6 +33,7 @@ struct gen {
 	uint64_t seq, ts, events, target;
 	uint64_t pstart;
 	long calls;
+	bool tables;
 	char path[256], abs[256];
 };
 
@@ -46,9 +51,12 @@ static void fail(const char *what)
 static void event(struct gen *g, Mcpt__Event *e)
 {
 	e->seq = ++g->seq;
-	e->ts = g->ts += 1500;
+	g->ts += 1500;
+	e->ts = g->ts;
 	e->uid = e->gid = 1000;
-	if (mcpt_writer__append(g->w, MCPT_T_EVENT, &e->base, e->ts))
+	if (g->tables && mcpt_writer__event_refs(g->w, e))
+		fail("reference repeated values");
+	if (mcpt_writer__append(g->w, MCPT_T_EVENT, &e->base, g->ts))
 		fail("append an event");
 	g->events++;
 }
@@ -179,7 +187,8 @@ static void header(struct gen *g, int fd, struct mcpt_signer *signer)
 	Mcpt__Header h = MCPT__HEADER__INIT;
 	Mcpt__Target t = MCPT__TARGET__INIT;
 	Mcpt__Kernel k = MCPT__KERNEL__INIT;
-	struct mcpt_writer_opts o = { .fsync_seals = false };
+	struct mcpt_writer_opts o = { .fsync_seals = false, .value_table = g->tables,
+				      .task_table = g->tables, .ts_delta = g->tables };
 
 	argv[0] = bin("python3");
 	argv[1] = bin("server.py");
@@ -207,13 +216,18 @@ static void header(struct gen *g, int fd, struct mcpt_signer *signer)
 
 int main(int argc, char **argv)
 {
-	struct gen g = { 0 };
+	struct gen g = { .tables = true };
 	struct mcpt_signer *signer;
 	char err[256];
 	int fd;
 
+	if (argc == 5 && !strcmp(argv[1], "--no-tables")) {
+		g.tables = false;
+		argv++;
+		argc--;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: gentrace OUT SIGNING_KEY EVENTS\n");
+		fprintf(stderr, "usage: gentrace [--no-tables] OUT SIGNING_KEY EVENTS\n");
 		return 2;
 	}
 	g.target = strtoull(argv[3], NULL, 10);
