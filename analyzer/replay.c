@@ -214,6 +214,8 @@ int replay__run_reading(struct replay *r, int fd, replay_cb cb, void *ctx,
 		.hold_segments = r->o.hold_segments,
 		.on_read = on_read,
 		.on_read_ctx = on_read_ctx,
+		.want_event = r->o.want_event,
+		.want_ctx = r->o.want_ctx,
 	};
 
 	r->cb = cb;

@@ -30,6 +30,10 @@ struct replay_opts {
 	const struct mcpt_pubkey *key; /* NULL: structure only, no signature checked */
 	bool allow_unsigned;
 	bool hold_segments;
+	/* NULL: every Event; else only those whose op it accepts reach the callback, the others
+	 * are skipped unparsed (mcpt_verify_opts.want_event: not for a verifying read) */
+	bool (*want_event)(void *ctx, uint32_t op);
+	void *want_ctx;
 };
 
 struct replay;

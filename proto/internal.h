@@ -166,6 +166,32 @@ int mcpt_signer_sign(struct mcpt_signer *s, const uint8_t *m, size_t n,
  * protobuf-c, which accepts or rejects it. Free it like protobuf-c's own. */
 Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data);
 
+/* ---- unwire_flat.c ---- */
+
+/* A record of type d decoded by hand exactly as protobuf_c_message_unpack(d, a, len, data)
+ * would, when its fields are each present at most once and all plain scalars or bytes (field
+ * numbers 1..16, numbered densely); NULL otherwise or on allocation failure: then call
+ * protobuf-c. */
+ProtobufCMessage *mcpt_unwire_flat(const ProtobufCMessageDescriptor *d, ProtobufCAllocator *a,
+				   size_t len, const uint8_t *data);
+
+/* What a reader that skips an Event still needs of it: its op, ts and ts_delta, as
+ * mcpt_unwire_event would decode them. false when mcpt_unwire_event would decline the record
+ * (then parse it whole). Allocates nothing. */
+struct mcpt_event_head {
+	uint32_t op;
+	uint64_t ts;
+	int64_t ts_delta;
+};
+bool mcpt_unwire_event_head(size_t len, const uint8_t *data, struct mcpt_event_head *out);
+
+/* ---- valtab.c (reader side, beyond mcpt.h) ---- */
+
+/* The clock of an Event that is not fed (a skipped one, mcpt_verify_opts.want_event): its ts
+ * or ts_delta as mcpt_valtab__feed would take it, in chunk `chunk`. 0 or -EBADMSG with why. */
+int mcpt_valtab__clock(struct mcpt_valtab *t, uint64_t chunk, uint64_t ts, int64_t ts_delta,
+		       char *why, size_t whylen);
+
 /* ---- arena.c ---- */
 
 struct mcpt_arena_block;

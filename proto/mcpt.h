@@ -316,6 +316,14 @@ struct mcpt_verify_opts {
 	 * none): a digest of exactly the bytes this read verified, with no second read */
 	void (*on_read)(void *ctx, const uint8_t *p, size_t n);
 	void *on_read_ctx;
+	/* NULL: every record is parsed and delivered. Otherwise an Event whose op (Mcpt__Op) it
+	 * refuses is framed, hashed and counted, its timestamp kept as the base of the next
+	 * Event's ts_delta, but the rest of it is neither parsed nor checked and it is not
+	 * delivered: for a read that needs a few kinds of events and whose bytes a verifying
+	 * read then proves (e.g. by a digest of on_read). Its report may then miss what only
+	 * those events' contents would have made it say; do not present it as a verdict. */
+	bool (*want_event)(void *ctx, uint32_t op);
+	void *want_ctx;
 };
 
 #define MCPT_EMPTY_SEALS_MAX  (1ull << 20) /* ~51 s of checks; 121 days of 10 s heartbeats */

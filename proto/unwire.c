@@ -18,25 +18,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "unwire_int.h"
 
 #define EV_FIELDS 30 /* Event's highest field number (seen is a 32-bit mask) */
-
-/* protobuf-c's scan_varint and parse_uint64: at most 10 bytes, bits past 64 dropped. Returns
- * the length, 0 for a varint not ended within 10 bytes or the data. */
-static size_t varint(const uint8_t *p, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t max = n < 10 ? n : 10;
-
-	for (size_t i = 0; i < max; i++) {
-		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*out = v;
-			return i + 1;
-		}
-	}
-	return 0;
-}
 
 /* Where each field's value lies in the record, before anything is allocated. */
 struct scan {
@@ -59,20 +43,8 @@ static const uint8_t wire_type[EV_FIELDS + 1] = {
 /* A tag of one or two bytes naming a field 1..EV_FIELDS. Returns its length, 0 otherwise. */
 static size_t tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
 {
-	unsigned v;
-	size_t k;
+	size_t k = mcpt_uw_tag(p, n, field, wt);
 
-	if (p[0] < 0x80) {
-		v = p[0];
-		k = 1;
-	} else if (n >= 2 && p[1] < 0x80) {
-		v = (p[0] & 0x7fu) | (unsigned)p[1] << 7;
-		k = 2;
-	} else {
-		return 0;
-	}
-	*field = v >> 3;
-	*wt = v & 7;
 	return *field >= 1 && *field <= EV_FIELDS ? k : 0;
 }
 
@@ -80,7 +52,7 @@ static size_t tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
 static size_t delimited(const uint8_t *p, size_t n, size_t *len)
 {
 	uint64_t v;
-	size_t k = varint(p, n < 5 ? n : 5, &v);
+	size_t k = mcpt_uw_varint(p, n < 5 ? n : 5, &v);
 
 	if (!k || v > INT_MAX || v > n - k)
 		return 0;
@@ -102,7 +74,7 @@ static bool scan(struct scan *s, const uint8_t *p, size_t n)
 		s->seen |= 1u << f;
 		off += k;
 		if (wt == 0)
-			k = varint(p + off, n - off, &s->num[f]);
+			k = mcpt_uw_varint(p + off, n - off, &s->num[f]);
 		else if ((k = delimited(p + off, n - off, &s->len[f])))
 			s->at[f] = p + off + k;
 		if (!k)
@@ -120,22 +92,9 @@ static ssize_t args_count(const uint8_t *p, size_t n)
 	size_t k;
 
 	for (size_t off = 0; off < n; off += k, c++)
-		if (!(k = varint(p + off, n - off, &v)))
+		if (!(k = mcpt_uw_varint(p + off, n - off, &v)))
 			return -1;
 	return c;
-}
-
-static void *alloc(ProtobufCAllocator *a, size_t size)
-{
-	return a ? a->alloc(a->allocator_data, size) : malloc(size);
-}
-
-static void release(ProtobufCAllocator *a, void *p)
-{
-	if (a)
-		a->free(a->allocator_data, p);
-	else
-		free(p);
 }
 
 /* A byte string as protobuf-c keeps it: a copy, NULL when empty. */
@@ -146,7 +105,7 @@ static bool copy_bytes(ProtobufCAllocator *a, const struct scan *s, unsigned f,
 	out->data = NULL;
 	if (!out->len)
 		return true;
-	out->data = alloc(a, out->len);
+	out->data = mcpt_uw_alloc(a, out->len);
 	if (!out->data)
 		return false;
 	memcpy(out->data, s->at[f], out->len);
@@ -160,11 +119,11 @@ static bool fill_args(ProtobufCAllocator *a, const struct scan *s, size_t count,
 
 	if (!count)
 		return true;
-	e->args = alloc(a, count * sizeof(*e->args));
+	e->args = mcpt_uw_alloc(a, count * sizeof(*e->args));
 	if (!e->args)
 		return false;
 	for (size_t off = 0; e->n_args < count; e->n_args++) {
-		off += varint(p + off, s->len[13] - off, &v);
+		off += mcpt_uw_varint(p + off, s->len[13] - off, &v);
 		e->args[e->n_args] = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 	}
 	return true;
@@ -195,6 +154,21 @@ static void fill_numbers(const struct scan *s, Mcpt__Event *e)
 	e->ts_delta = (int64_t)(s->num[30] >> 1) ^ -(int64_t)(s->num[30] & 1);
 }
 
+bool mcpt_unwire_event_head(size_t len, const uint8_t *data, struct mcpt_event_head *out)
+{
+	struct scan s;
+
+	memset(s.num, 0, sizeof(s.num));
+	if (!scan(&s, data, len))
+		return false;
+	if ((s.seen & (1u << 13)) && args_count(s.at[13], s.len[13]) < 0)
+		return false;
+	out->op = (uint32_t)s.num[5];
+	out->ts = s.num[2];
+	out->ts_delta = (int64_t)(s.num[30] >> 1) ^ -(int64_t)(s.num[30] & 1);
+	return true;
+}
+
 Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t *data)
 {
 	static const unsigned bytes_fields[] = {8, 9, 10, 14, 18, 19, 20, 21};
@@ -208,7 +182,7 @@ Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t 
 		return NULL;
 	if ((s.seen & (1u << 13)) && (count = args_count(s.at[13], s.len[13])) < 0)
 		return NULL;
-	e = alloc(a, sizeof(*e));
+	e = mcpt_uw_alloc(a, sizeof(*e));
 	if (!e)
 		return NULL;
 	mcpt__event__init(e);
@@ -225,9 +199,9 @@ nomem:
 	/* freed as protobuf-c frees its own messages (NULL members are skipped) */
 	for (size_t i = 0; i < 8; i++)
 		if (b[i]->data)
-			release(a, b[i]->data);
+			mcpt_uw_release(a, b[i]->data);
 	if (e->args)
-		release(a, e->args);
-	release(a, e);
+		mcpt_uw_release(a, e->args);
+	mcpt_uw_release(a, e);
 	return NULL;
 }

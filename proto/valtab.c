@@ -120,26 +120,27 @@ static int check_task(const struct mcpt_valtab *t, const Mcpt__Event *e, char *w
 	return 0;
 }
 
-/* The absolute ts of e into *ts: its own, or the chunk's last plus its ts_delta. */
-static int event_ts(const struct mcpt_valtab *t, const Mcpt__Event *e, uint64_t *ts, char *why,
-		    size_t whylen)
+/* The absolute ts of an Event with these ts and ts_delta into *out: its own, or the chunk's
+ * last plus its ts_delta. */
+static int event_ts(const struct mcpt_valtab *t, uint64_t ts, int64_t ts_delta, uint64_t *out,
+		    char *why, size_t whylen)
 {
 	uint64_t mag;
 
-	*ts = e->ts;
-	if (!e->ts_delta)
+	*out = ts;
+	if (!ts_delta)
 		return 0;
-	if (e->ts)
+	if (ts)
 		return bad(why, whylen, "Event has both ts %llu and ts_delta %lld",
-			   (unsigned long long)e->ts, (long long)e->ts_delta);
+			   (unsigned long long)ts, (long long)ts_delta);
 	if (!t->events)
 		return bad(why, whylen, "Event has ts_delta %lld but is the first Event of its chunk",
-			   (long long)e->ts_delta);
-	mag = e->ts_delta < 0 ? 0 - (uint64_t)e->ts_delta : (uint64_t)e->ts_delta;
-	if (e->ts_delta < 0 ? mag >= t->last_ts : mag > UINT64_MAX - t->last_ts)
+			   (long long)ts_delta);
+	mag = ts_delta < 0 ? 0 - (uint64_t)ts_delta : (uint64_t)ts_delta;
+	if (ts_delta < 0 ? mag >= t->last_ts : mag > UINT64_MAX - t->last_ts)
 		return bad(why, whylen, "Event ts_delta %lld from ts %llu leaves the clock's range",
-			   (long long)e->ts_delta, (unsigned long long)t->last_ts);
-	*ts = e->ts_delta < 0 ? t->last_ts - mag : t->last_ts + mag;
+			   (long long)ts_delta, (unsigned long long)t->last_ts);
+	*out = ts_delta < 0 ? t->last_ts - mag : t->last_ts + mag;
 	return 0;
 }
 
@@ -148,7 +149,8 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 {
 	unsigned i;
 	uint64_t ts;
-	int err = check_task(t, e, why, whylen) ?: event_ts(t, e, &ts, why, whylen);
+	int err = check_task(t, e, why, whylen) ?:
+		  event_ts(t, e->ts, e->ts_delta, &ts, why, whylen);
 
 	if (err)
 		return err;
@@ -193,19 +195,42 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 	return 0;
 }
 
+/* A record of another chunk than the table's empties it. */
+static void enter_chunk(struct mcpt_valtab *t, uint64_t chunk)
+{
+	if (chunk == t->chunk)
+		return;
+	t->chunk = chunk;
+	t->n = 0;
+	t->used = 0;
+	t->ntasks = 0;
+	t->events = 0;
+	t->last_ts = 0;
+}
+
+int mcpt_valtab__clock(struct mcpt_valtab *t, uint64_t chunk, uint64_t ts, int64_t ts_delta,
+		       char *why, size_t whylen)
+{
+	uint64_t abs;
+	int err;
+
+	if (!t)
+		return -EINVAL;
+	enter_chunk(t, chunk);
+	err = event_ts(t, ts, ts_delta, &abs, why, whylen);
+	if (err)
+		return err;
+	t->last_ts = abs;
+	t->events++;
+	return 0;
+}
+
 int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
 		      ProtobufCMessage *msg, char *why, size_t whylen)
 {
 	if (!t || !msg)
 		return -EINVAL;
-	if (chunk != t->chunk) {
-		t->chunk = chunk;
-		t->n = 0;
-		t->used = 0;
-		t->ntasks = 0;
-		t->events = 0;
-		t->last_ts = 0;
-	}
+	enter_chunk(t, chunk);
 	if (type == MCPT_T_PATH_DEF && msg->descriptor == &mcpt__path_def__descriptor)
 		return define(t, (const Mcpt__PathDef *)msg, why, whylen);
 	if (type == MCPT_T_TASK_DEF && msg->descriptor == &mcpt__task_def__descriptor)

@@ -127,10 +127,10 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 	if (!d)
 		return 0; /* unknown types are counted, not parsed */
 	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
-	/* Events by hand (unwire.c: the same result, much faster); what it declines, and the
-	 * other types, by protobuf-c */
+	/* By hand (unwire.c for Events, unwire_flat.c for the flat types: the same result, much
+	 * faster); what they decline by protobuf-c */
 	m = type == MCPT_T_EVENT ? (ProtobufCMessage *)mcpt_unwire_event(&v->arena.pb, len, body)
-				 : NULL;
+				 : mcpt_unwire_flat(d, &v->arena.pb, len, body);
 	if (!m)
 		m = protobuf_c_message_unpack(d, &v->arena.pb, len, body);
 	v->parsed = m; /* no free_unpacked: the next arena reset releases it all */
@@ -275,18 +275,9 @@ static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCM
 	return NULL;
 }
 
-/* The value and task tables: definitions and references of the chunk (valtab.c), resolved in
- * the parse handed to the callback. A bad one makes the segment BAD when its seal is checked. */
-static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
+/* The first bad reference of the segment makes it BAD when its seal is checked. */
+static void ref_error(struct vstate *v, uint64_t index, const char *why)
 {
-	const char *undecl = undeclared(v->features, type, (const ProtobufCMessage *)v->parsed);
-	char why[120];
-
-	if (undecl)
-		snprintf(why, sizeof(why), "%s", undecl);
-	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
-				   (ProtobufCMessage *)v->parsed, why, sizeof(why)) == 0)
-		return;
 	if (v->seg_ref_err)
 		return;
 	v->seg_ref_err = index + 1;
@@ -294,11 +285,50 @@ static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
 		 (unsigned long long)index, why);
 }
 
+/* The value and task tables: definitions and references of the chunk (valtab.c), resolved in
+ * the parse handed to the callback. */
+static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
+{
+	const char *undecl = undeclared(v->features, type, (const ProtobufCMessage *)v->parsed);
+	char why[120];
+
+	if (undecl)
+		ref_error(v, index, undecl);
+	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
+				   (ProtobufCMessage *)v->parsed, why, sizeof(why)))
+		ref_error(v, index, why);
+}
+
+/* An Event the caller does not want (opts.want_event): hashed and counted, its clock kept,
+ * nothing else. false when it is to be read like any other record (wanted, not an Event, or
+ * one the hand decoder declines: protobuf-c judges it then). */
+static bool skip_event(struct vstate *v, const struct vframe *f)
+{
+	struct mcpt_event_head h;
+	char why[120];
+
+	if (f->rv.type != MCPT_T_EVENT || !v->opts.want_event ||
+	    !mcpt_unwire_event_head(f->rv.body_len, f->p + f->rv.body_off, &h) ||
+	    v->opts.want_event(v->opts.want_ctx, h.op))
+		return false;
+	if (v->seg.chunk_n == 0)
+		v->chunk_seq++;
+	if (h.ts_delta && !(v->features & MCPT_FEAT_TS_DELTA))
+		ref_error(v, f->index, "ts_delta in a trace whose header does not declare "
+				       "timestamp deltas (incompatible_features bit 2)");
+	else if (mcpt_valtab__clock(v->vt, v->chunk_seq, h.ts, h.ts_delta, why, sizeof(why)))
+		ref_error(v, f->index, why);
+	mcpt_segment_add(&v->seg, f->p, f->len);
+	return true;
+}
+
 static int data_record(struct vstate *v, struct vframe *f)
 {
 	uint32_t type = f->rv.type;
 	int r;
 
+	if (skip_event(v, f))
+		return 0;
 	if (mcpt_v_unpack_check(v, type, f->p + f->rv.body_off, f->rv.body_len)) {
 		r = mcpt_v_zero_tail_after(v, f);
 		if (r)

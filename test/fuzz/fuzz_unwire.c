@@ -1,8 +1,9 @@
 /*
- * fuzz_unwire.c - libFuzzer target, differential: the hand-written Event decoder
- * (proto/unwire.c) against protobuf-c's unpack on arbitrary bytes. Whatever unwire decodes,
- * protobuf-c must decode too, to the same fields; it aborts otherwise (test/unit/check_unwire.c
- * has the same check on chosen records).
+ * fuzz_unwire.c - libFuzzer target, differential: the hand-written decoders (proto/unwire.c
+ * for Events and their head, proto/unwire_flat.c for PathDef, TaskDef and StdioFrame) against
+ * protobuf-c's unpack on arbitrary bytes. Whatever they decode, protobuf-c must decode too, to
+ * the same fields; the Event head is declined exactly when the Event is; it aborts otherwise
+ * (test/unit/check_unwire.c and check_unwire_flat.c have the same checks on chosen records).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +44,63 @@ static void same_event(const Mcpt__Event *a, const Mcpt__Event *b)
 	same_bytes(&a->payload, &b->payload);
 }
 
+static const ProtobufCBinaryData *bytes_at(const ProtobufCMessage *m, unsigned offset)
+{
+	return (const ProtobufCBinaryData *)(const void *)((const char *)m + offset);
+}
+
+/* The same message, as protobuf-c packs it, with byte fields NULL in the same places. */
+static void same_flat(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	const ProtobufCMessageDescriptor *d = a->descriptor;
+	size_t n = protobuf_c_message_get_packed_size(a);
+	uint8_t *pa, *pb;
+
+	if (n != protobuf_c_message_get_packed_size(b) || !(pa = malloc(n + 1)) ||
+	    !(pb = malloc(n + 1)))
+		abort();
+	protobuf_c_message_pack(a, pa);
+	protobuf_c_message_pack(b, pb);
+	if (memcmp(pa, pb, n))
+		abort();
+	free(pa);
+	free(pb);
+	for (unsigned i = 0; i < d->n_fields; i++)
+		if (d->fields[i].type == PROTOBUF_C_TYPE_BYTES &&
+		    !bytes_at(a, d->fields[i].offset)->data != !bytes_at(b, d->fields[i].offset)->data)
+			abort();
+}
+
+static void flat(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t size)
+{
+	ProtobufCMessage *mine = mcpt_unwire_flat(d, NULL, size, data), *ref;
+
+	if (!mine)
+		return;
+	ref = protobuf_c_message_unpack(d, NULL, size, data);
+	if (!ref)
+		abort();
+	same_flat(mine, ref);
+	protobuf_c_message_free_unpacked(mine, NULL);
+	protobuf_c_message_free_unpacked(ref, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	Mcpt__Event *mine = mcpt_unwire_event(NULL, size, data);
 	Mcpt__Event *ref;
+	struct mcpt_event_head h;
+	bool head = mcpt_unwire_event_head(size, data, &h);
 
+	flat(&mcpt__path_def__descriptor, data, size);
+	flat(&mcpt__task_def__descriptor, data, size);
+	flat(&mcpt__stdio_frame__descriptor, data, size);
+	if (head != (mine != NULL) ||
+	    (mine && (h.op != (uint32_t)mine->op || h.ts != mine->ts ||
+		      h.ts_delta != mine->ts_delta)))
+		abort();
 	if (!mine)
 		return 0;
 	ref = mcpt__event__unpack(NULL, size, data);

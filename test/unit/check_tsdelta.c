@@ -13,6 +13,10 @@
  *            leaving the clock's range (below 1, past 2^64-1, INT64_MIN), with one line and
  *            the event left as it was; through the verifier each is an INVALID segment
  *            (E_RECORD_PARSE) naming the record; ts_delta without bit 2 is refused the same way.
+ *   skipped: a read that skips the Events it does not want (mcpt_verify_opts.want_event, the
+ *            analyzer's model pass) still takes their clocks: the Events it delivers have the
+ *            ts, paths and tasks of a full read, its verdict and counts are the same, and the
+ *            hostile clocks above are refused the same way when every Event is skipped.
  */
 #include <check.h>
 #include <errno.h>
@@ -321,6 +325,132 @@ START_TEST(test_verify_hostile)
 }
 END_TEST
 
+/* ---- reads that skip events ---- */
+
+static bool only_exec(void *ctx, uint32_t op)
+{
+	(void)ctx;
+	return op == MCPT__OP__OP_EXEC;
+}
+
+static bool no_event(void *ctx, uint32_t op)
+{
+	(void)ctx;
+	(void)op;
+	return false;
+}
+
+struct skim {
+	unsigned events, records;
+	uint64_t ts[ROUND_EVENTS];
+	uint32_t pid[ROUND_EVENTS];
+	bool path_ok;
+};
+
+static int on_skim(void *ctx, const struct mcpt_record *rec)
+{
+	struct skim *s = ctx;
+	const Mcpt__Event *e = (const Mcpt__Event *)rec->msg;
+
+	s->records++;
+	if (rec->type != MCPT_T_EVENT || s->events >= ROUND_EVENTS)
+		return 0;
+	ck_assert_ptr_nonnull(e);
+	s->ts[s->events] = e->ts;
+	s->pid[s->events++] = e->pid;
+	s->path_ok &= e->path.len == strlen(PA) && !memcmp(e->path.data, PA, strlen(PA));
+	return 0;
+}
+
+START_TEST(test_skipped)
+{
+	struct tl_tab f;
+	struct tl_bytes t;
+	struct skim full = {.path_ok = true}, part = {.path_ok = true};
+	struct mcpt_report r1, r2;
+	unsigned i, k = 0;
+
+	open_ts(&f, 7, true);
+	for (i = 0; i < ROUND_EVENTS; i++) {
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		e.op = i % 5 == 2 ? MCPT__OP__OP_EXEC : MCPT__OP__OP_OPENAT;
+		e.pid = e.tid = 4000 + i % 3;
+		e.pstart = BOOT;
+		e.path = (ProtobufCBinaryData){strlen(PA), (uint8_t *)PA};
+		tl_tab_put_at(&f, &e, round_ts(i));
+	}
+	tl_tab_close(&f, &t);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1}, on_skim, &full, &r1),
+			 0);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1, .want_event = only_exec},
+				   on_skim, &part, &r2),
+			 0);
+	ck_assert_int_eq(r1.verdict, MCPT_VALID_COMPLETE);
+	ck_assert_int_eq(r2.verdict, MCPT_VALID_COMPLETE);
+	ck_assert_uint_eq(r1.records, r2.records);
+	ck_assert_uint_eq(full.events, ROUND_EVENTS);
+	ck_assert_uint_eq(part.events, ROUND_EVENTS / 5);
+	ck_assert_uint_eq(full.records - part.records, ROUND_EVENTS - ROUND_EVENTS / 5);
+	ck_assert(full.path_ok && part.path_ok);
+	for (i = 2; i < ROUND_EVENTS; i += 5, k++) { /* each delivered: as resolved in full */
+		ck_assert_uint_eq(part.ts[k], round_ts(i));
+		ck_assert_uint_eq(part.pid[k], 4000 + i % 3);
+	}
+	mcpt_report__fini(&r1);
+	mcpt_report__fini(&r2);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+/* Reads a forged trace skipping every Event: INVALID with n_bad BAD segments. */
+static void skim_forged(const struct forge *f, struct mcpt_report *rep, size_t n_bad)
+{
+	const struct tl_verify o = {.key = 1, .want_event = no_event};
+
+	ck_assert_int_eq(tl_verify(f->out.p, f->out.len, &o, NULL, NULL, rep), 0);
+	ck_assert_int_eq(rep->verdict, MCPT_INVALID);
+	ck_assert_uint_eq(rep->n_bad_segments, n_bad);
+}
+
+/* The hostile clocks of test_verify_hostile, every Event skipped: the same BAD segments. */
+START_TEST(test_skipped_hostile)
+{
+	uint64_t bits = MCPT_FEAT_TS_DELTA;
+	struct forge f;
+	struct mcpt_report rep;
+
+	forge_init(&f, 1, 0, feat, &bits);
+	forge_ts(&f, 0, 1000);
+	forge_seal(&f, 0);
+	forge_ts(&f, 1000000, 0);
+	forge_ts(&f, 1000000, 7);
+	forge_seal(&f, 0);
+	forge_ts(&f, 0, 7);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	skim_forged(&f, &rep, 3);
+	ck_assert_str_eq(rep.bad_segments[0].reason,
+			 "record 1: Event has ts_delta 1000 but is the first Event of its chunk");
+	ck_assert_str_eq(rep.bad_segments[1].reason,
+			 "record 4: Event has both ts 1000000 and ts_delta 7");
+	ck_assert_str_eq(rep.bad_segments[2].reason,
+			 "record 6: Event has ts_delta 7 but is the first Event of its chunk");
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+	bits = 0; /* and without bit 2 */
+	forge_init(&f, 1, 0, feat, &bits);
+	forge_ts(&f, 1000000, 0);
+	forge_ts(&f, 0, 7);
+	forge_seal(&f, MCPT_SEAL_FINAL);
+	skim_forged(&f, &rep, 1);
+	ck_assert_str_eq(rep.bad_segments[0].reason,
+			 "record 2: ts_delta in a trace whose header does not declare timestamp "
+			 "deltas (incompatible_features bit 2)");
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
 /* ts_delta in a trace whose header declares both tables but not bit 2 is refused. */
 START_TEST(test_undeclared)
 {
@@ -356,6 +486,8 @@ Suite *tsdelta_suite(void)
 	tcase_add_test(h, test_table_hostile);
 	tcase_add_test(h, test_verify_hostile);
 	tcase_add_test(h, test_undeclared);
+	tcase_add_test(r, test_skipped);
+	tcase_add_test(h, test_skipped_hostile);
 	tcase_set_timeout(w, 60);
 	tcase_set_timeout(r, 60);
 	suite_add_tcase(s, w);

@@ -183,6 +183,7 @@ static void verify_opts(const struct tl_verify *o, struct mcpt_verify_opts *vo,
 	vo->allow_unsigned = o && o->allow_unsigned;
 	vo->hold_segments = o && o->hold;
 	vo->hold_max_bytes = o ? o->hold_max : 0;
+	vo->want_event = o ? o->want_event : NULL;
 }
 
 int tl_verify(const uint8_t *p, size_t n, const struct tl_verify *o, mcpt_record_cb cb, void *ctx,

@@ -63,6 +63,7 @@ struct tl_verify {
 	uint8_t key;
 	bool allow_unsigned, hold;
 	size_t hold_max;
+	bool (*want_event)(void *ctx, uint32_t op); /* mcpt_verify_opts.want_event (ctx NULL) */
 };
 
 int tl_verify(const uint8_t *p, size_t n, const struct tl_verify *o, mcpt_record_cb cb, void *ctx,
