@@ -146,11 +146,10 @@ static void keep_header(struct replay *r, const struct mcpt_record *rec)
 	r->header = mcpt__header__unpack(NULL, rec->body_len, rec->body);
 }
 
-/* The one place value-table references are resolved (after the record is decoded, whatever
- * decoded it): every consumer sees an Event with its paths and addresses in place, as in a
- * trace written without the table. The verifier has already resolved its own parse (a
- * borrowed msg), which makes this a no-op for events; definitions enter this table either way,
- * for records unpacked here (held segments). */
+/* The one place value-table references are resolved for records unpacked here (held
+ * segments, or a record the verifier could not parse or resolve): every consumer sees an
+ * Event with its paths and addresses in place, as in a trace written without the table. The
+ * verifier resolves its own parse (a borrowed msg) in its own table. */
 static int resolve_values(struct replay *r, const struct mcpt_record *rec, ProtobufCMessage *msg)
 {
 	return mcpt_valtab__feed(r->values, rec->chunk, rec->type, msg, NULL, 0);
@@ -176,10 +175,9 @@ static int on_record(void *ctx, const struct mcpt_record *rec)
 		rr.malformed = !rr.msg;
 		r->malformed += rr.malformed;
 	}
-	if (rr.msg && resolve_values(r, rec, (ProtobufCMessage *)rr.msg)) {
+	if (rr.msg && !borrowed && resolve_values(r, rec, (ProtobufCMessage *)rr.msg)) {
 		mcpt_valtab__detach(r->values, (ProtobufCMessage *)rr.msg);
-		if (!borrowed)
-			protobuf_c_message_free_unpacked((ProtobufCMessage *)rr.msg, &r->alloc);
+		protobuf_c_message_free_unpacked((ProtobufCMessage *)rr.msg, &r->alloc);
 		rr.msg = NULL; /* a bad reference: the record is malformed (verify names it) */
 		rr.malformed = true;
 		r->malformed++;

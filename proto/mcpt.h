@@ -283,8 +283,10 @@ struct mcpt_record {
 	size_t body_len;
 	bool provisional;
 	/* the body already unpacked by the verifier's strict parse (a data record of a known
-	 * type delivered as it is read, i.e. without hold_segments), else NULL: valid during the
-	 * callback only, read-only. Saves the caller a second unpack of the same bytes. */
+	 * type delivered as it is read, i.e. without hold_segments), its value and task
+	 * references and ts_delta resolved, else NULL (also when they do not resolve): valid
+	 * during the callback only, read-only. Saves the caller a second unpack of the same
+	 * bytes and a table of its own. */
 	const ProtobufCMessage *msg;
 	/* ordinal of the hash chunk holding the record, from 1; 0 for the Header and Seals, which
 	 * are in none. Value-table definitions are valid within one chunk (mcpt_valtab__feed). */

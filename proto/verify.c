@@ -286,8 +286,8 @@ static void ref_error(struct vstate *v, uint64_t index, const char *why)
 }
 
 /* The value and task tables: definitions and references of the chunk (valtab.c), resolved in
- * the parse handed to the callback. */
-static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
+ * the parse handed to the callback. false when they do not resolve. */
+static bool check_refs(struct vstate *v, uint64_t index, uint32_t type)
 {
 	const char *undecl = undeclared(v->features, type, (const ProtobufCMessage *)v->parsed);
 	char why[120];
@@ -297,6 +297,9 @@ static void check_refs(struct vstate *v, uint64_t index, uint32_t type)
 	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
 				   (ProtobufCMessage *)v->parsed, why, sizeof(why)))
 		ref_error(v, index, why);
+	else
+		return true;
+	return false;
 }
 
 /* An Event the caller does not want (opts.want_event): hashed and counted, its clock kept,
@@ -344,8 +347,8 @@ static int data_record(struct vstate *v, struct vframe *f)
 	}
 	if (v->seg.chunk_n == 0)
 		v->chunk_seq++; /* this record opens a chunk */
-	if (v->parsed)
-		check_refs(v, f->index, type);
+	if (v->parsed && !check_refs(v, f->index, type))
+		v->parsed = NULL; /* not handed over half resolved */
 	mcpt_segment_add(&v->seg, f->p, f->len);
 	v->offer_msg = v->parsed; /* delivered now (not held): the callback may use it */
 	v->offer_chunk = v->chunk_seq;
