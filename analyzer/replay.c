@@ -214,6 +214,7 @@ int replay__run_reading(struct replay *r, int fd, replay_cb cb, void *ctx,
 		.on_read_ctx = on_read_ctx,
 		.want_event = r->o.want_event,
 		.want_ctx = r->o.want_ctx,
+		.skim = r->o.skim,
 	};
 
 	r->cb = cb;

@@ -34,6 +34,7 @@ struct replay_opts {
 	 * are skipped unparsed (mcpt_verify_opts.want_event: not for a verifying read) */
 	bool (*want_event)(void *ctx, uint32_t op);
 	void *want_ctx;
+	bool skim; /* records not hashed (mcpt_verify_opts.skim): no key, not a verdict */
 };
 
 struct replay;

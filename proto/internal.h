@@ -98,6 +98,9 @@ struct mcpt_segment {
 	 * the writer and the verifier, which need only the compact range. Kept across resets. */
 	void (*on_leaf)(void *ctx, const uint8_t leaf[MCPT_HASH_LEN]);
 	void *leaf_ctx;
+	/* records and chunks are counted, not hashed (a skimming read): the root means
+	 * nothing. Kept across resets. */
+	bool count_only;
 };
 
 void mcpt_segment_init(struct mcpt_segment *s, uint32_t chunk_records, uint32_t chunk_bytes);

@@ -104,6 +104,7 @@ void mcpt_segment_init(struct mcpt_segment *s, uint32_t chunk_records, uint32_t 
 {
 	s->on_leaf = NULL;
 	s->leaf_ctx = NULL;
+	s->count_only = false;
 	s->chunk_n = 0;
 	s->chunk_bytes = 0;
 	s->max_records = chunk_records;
@@ -116,6 +117,12 @@ static void chunk_close(struct mcpt_segment *s)
 {
 	uint8_t leaf[MCPT_HASH_LEN];
 
+	if (s->count_only) {
+		s->range.leaves++;
+		s->chunk_n = 0;
+		s->chunk_bytes = 0;
+		return;
+	}
 	crypto_generichash_final(&s->chunk, leaf, MCPT_HASH_LEN);
 	mcpt_range_push(&s->range, leaf);
 	if (s->on_leaf)
@@ -126,11 +133,15 @@ static void chunk_close(struct mcpt_segment *s)
 
 void mcpt_segment_add(struct mcpt_segment *s, const uint8_t *frame, size_t len)
 {
-	if (s->chunk_n == 0) {
+	if (s->count_only) {
+		/* counted below */
+	} else if (s->chunk_n == 0) {
 		crypto_generichash_init(&s->chunk, NULL, 0, MCPT_HASH_LEN);
 		crypto_generichash_update(&s->chunk, &leaf_prefix, 1);
+		crypto_generichash_update(&s->chunk, frame, len);
+	} else {
+		crypto_generichash_update(&s->chunk, frame, len);
 	}
-	crypto_generichash_update(&s->chunk, frame, len);
 	s->chunk_n++;
 	s->chunk_bytes += len;
 	s->records++;
@@ -142,14 +153,19 @@ void mcpt_segment_finish(struct mcpt_segment *s, uint8_t root[MCPT_HASH_LEN], ui
 {
 	void (*on_leaf)(void *, const uint8_t *) = s->on_leaf;
 	void *ctx = s->leaf_ctx;
+	bool count_only = s->count_only;
 
 	if (s->chunk_n > 0)
 		chunk_close(s);
-	mcpt_range_root(&s->range, root);
+	if (count_only)
+		memset(root, 0, MCPT_HASH_LEN);
+	else
+		mcpt_range_root(&s->range, root);
 	*leaves = s->range.leaves;
 	mcpt_segment_init(s, s->max_records, s->max_bytes);
 	s->on_leaf = on_leaf;
 	s->leaf_ctx = ctx;
+	s->count_only = count_only;
 }
 
 /* The largest power of two below n (n >= 2): the size of the left subtree in RFC 9162. */

@@ -514,7 +514,7 @@ int mcpt_verify(int fd, const struct mcpt_verify_opts *opts, mcpt_record_cb cb, 
 	struct vstate *v;
 	int err;
 
-	if (!rep)
+	if (!rep || (opts && opts->skim && opts->key))
 		return -EINVAL;
 	memset(rep, 0, sizeof(*rep));
 	rep->loss = zero;

@@ -260,13 +260,13 @@ static void decide(struct vstate *v)
 		rep->verdict = MCPT_INVALID;
 		rep->code = v->first_err;
 		msg_invalid(v);
-	} else if (rep->have_header && v->opts.key && rep->final) {
+	} else if (rep->have_header && v->opts.key && rep->final && !v->opts.skim) {
 		rep->verdict = MCPT_VALID_COMPLETE;
 		rep->code = MCPT_OK;
 		msg_complete(v);
 	} else {
 		rep->verdict = MCPT_VALID_PREFIX;
-		if (!rep->have_header || !v->opts.key || rep->seals == 0)
+		if (!rep->have_header || !v->opts.key || rep->seals == 0 || v->opts.skim)
 			rep->code = MCPT_E_UNVERIFIED;
 		else if (rep->truncated)
 			rep->code = MCPT_E_TRUNCATED;

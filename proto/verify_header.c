@@ -144,6 +144,7 @@ static void keep_header(struct vstate *v, const Mcpt__Header *h)
 		v->header_clock.realtime = h->clock->realtime_ns;
 	}
 	mcpt_segment_init(&v->seg, h->seal_policy->chunk_records, h->seal_policy->chunk_bytes);
+	v->seg.count_only = v->opts.skim; /* a skimming read hashes nothing */
 }
 
 static enum mcpt_code parse(struct vstate *v, const struct vframe *f, char *msg, size_t len)

@@ -15,14 +15,17 @@
  *            (E_RECORD_PARSE) naming the record; ts_delta without bit 2 is refused the same way.
  *   skipped: a read that skips the Events it does not want (mcpt_verify_opts.want_event, the
  *            analyzer's model pass) still takes their clocks: the Events it delivers have the
- *            ts, paths and tasks of a full read, its verdict and counts are the same, and the
- *            hostile clocks above are refused the same way when every Event is skipped.
+ *            ts, paths, tasks and chunks of a full read, its verdict and counts are the same,
+ *            and the hostile clocks above are refused the same way when every Event is
+ *            skipped; the same through a skimming read (opts.skim, nothing hashed), whose
+ *            verdict is VALID_PREFIX, unverified, and which refuses a key.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "trace_testlib.h"
 
@@ -342,7 +345,7 @@ static bool no_event(void *ctx, uint32_t op)
 
 struct skim {
 	unsigned events, records;
-	uint64_t ts[ROUND_EVENTS];
+	uint64_t ts[ROUND_EVENTS], chunk[ROUND_EVENTS];
 	uint32_t pid[ROUND_EVENTS];
 	bool path_ok;
 };
@@ -357,6 +360,7 @@ static int on_skim(void *ctx, const struct mcpt_record *rec)
 		return 0;
 	ck_assert_ptr_nonnull(e);
 	s->ts[s->events] = e->ts;
+	s->chunk[s->events] = rec->chunk;
 	s->pid[s->events++] = e->pid;
 	s->path_ok &= e->path.len == strlen(PA) && !memcmp(e->path.data, PA, strlen(PA));
 	return 0;
@@ -366,9 +370,12 @@ START_TEST(test_skipped)
 {
 	struct tl_tab f;
 	struct tl_bytes t;
-	struct skim full = {.path_ok = true}, part = {.path_ok = true};
-	struct mcpt_report r1, r2;
+	struct skim full = {.path_ok = true}, part = {.path_ok = true}, skim = {.path_ok = true};
+	struct mcpt_report r1, r2, r3;
+	struct mcpt_verify_opts so = {.want_event = only_exec, .skim = true};
+	struct mcpt_pubkey pk;
 	unsigned i, k = 0;
+	int fd;
 
 	open_ts(&f, 7, true);
 	for (i = 0; i < ROUND_EVENTS; i++) {
@@ -393,12 +400,30 @@ START_TEST(test_skipped)
 	ck_assert_uint_eq(part.events, ROUND_EVENTS / 5);
 	ck_assert_uint_eq(full.records - part.records, ROUND_EVENTS - ROUND_EVENTS / 5);
 	ck_assert(full.path_ok && part.path_ok);
+	fd = tl_memfd(t.p, t.len); /* skimming: the same records, nothing hashed or proven */
+	ck_assert_int_eq(mcpt_verify(fd, &so, on_skim, &skim, &r3), 0);
+	close(fd);
+	ck_assert_int_eq(r3.verdict, MCPT_VALID_PREFIX);
+	ck_assert_int_eq(r3.code, MCPT_E_UNVERIFIED);
+	ck_assert_uint_eq(r3.n_bad_segments, 0);
+	ck_assert_uint_eq(r3.records, r1.records);
+	ck_assert_uint_eq(skim.records, part.records);
+	ck_assert(skim.path_ok);
 	for (i = 2; i < ROUND_EVENTS; i += 5, k++) { /* each delivered: as resolved in full */
 		ck_assert_uint_eq(part.ts[k], round_ts(i));
 		ck_assert_uint_eq(part.pid[k], 4000 + i % 3);
+		ck_assert_uint_eq(part.chunk[k], full.chunk[i]);
+		ck_assert_uint_eq(skim.ts[k], round_ts(i));
+		ck_assert_uint_eq(skim.chunk[k], full.chunk[i]);
 	}
-	mcpt_report__fini(&r1);
+	tl_pubkey(1, &pk);
+	so.key = &pk;
+	fd = tl_memfd(t.p, t.len);
 	mcpt_report__fini(&r2);
+	ck_assert_int_eq(mcpt_verify(fd, &so, NULL, NULL, &r2), -EINVAL); /* not with a key */
+	close(fd);
+	mcpt_report__fini(&r1);
+	mcpt_report__fini(&r3);
 	tl_bytes_free(&t);
 }
 END_TEST
