@@ -210,11 +210,10 @@ ProtobufCMessage *mcpt_unwire_flat(const ProtobufCMessageDescriptor *d, Protobuf
 	if (!m)
 		return NULL;
 	d->message_init(m);
-	for (f = 1; f <= FLAT_FIELDS; f++) {
+	for (uint32_t left = s.seen; left; left &= left - 1) {
 		const ProtobufCFieldDescriptor *fd;
 
-		if (!(s.seen & (1u << f)))
-			continue;
+		f = (unsigned)__builtin_ctz(left);
 		fd = &d->fields[f - 1];
 		if (fd->type != PROTOBUF_C_TYPE_BYTES) {
 			store_scalar(fd, m, &s, f);

@@ -18,6 +18,10 @@ static inline size_t mcpt_uw_varint(const uint8_t *p, size_t n, uint64_t *out)
 	uint64_t v = 0;
 	size_t max = n < 10 ? n : 10;
 
+	if (n && p[0] < 0x80) { /* most fields: one byte */
+		*out = p[0];
+		return 1;
+	}
 	for (size_t i = 0; i < max; i++) {
 		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (!(p[i] & 0x80)) {
