@@ -129,8 +129,9 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 	return findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
 }
 
-/* Every enabled rule that can match one subject (the policy's index by op: the others cannot,
- * so skipping them changes no finding and no counter), done by process p (NULL: none). pre:
+/* Every enabled rule that can match one subject (the policy's index by op and its keys of
+ * cheap facts: the others cannot, so skipping them changes no finding and no counter), done
+ * by process p (NULL: none). pre:
  * its attribution when the caller knows it (channel messages), else the call model decides. */
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
 			   bool launch, struct proc *p, const struct attribution *pre)
@@ -141,6 +142,8 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 						 : POL_SUBJ_EVENTS;
 	struct attribution attr;
 	const uint32_t *ix;
+	const uint64_t *keys;
+	unsigned key;
 	size_t n;
 	int err;
 
@@ -171,8 +174,10 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		return 0;
 	}
 	ix = policy_rules_for_op(e->pol, v->op, &n);
-	for (size_t k = 0; k < n; k++)
-		if ((err = evaluate_rule(e, ix[k], subj, &s, index)))
+	keys = policy_keys_for_op(e->pol, v->op);
+	key = policy_subject_key(&s);
+	for (size_t k = 0; k < n; k++) /* a rule outside its keys cannot hold: nothing to do */
+		if (((keys[k] >> key) & 1) && (err = evaluate_rule(e, ix[k], subj, &s, index)))
 			return err;
 	return 0;
 }

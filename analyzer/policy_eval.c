@@ -67,6 +67,11 @@ static bool match_int(const struct field_test *t, int64_t x)
 	return false;
 }
 
+bool field_match_int(const struct field_test *t, int64_t x)
+{
+	return match_int(t, x);
+}
+
 static bool is_ip(const struct ev_view *ev)
 {
 	return ev->has_addr && (ev->addr.kind == SA_INET || ev->addr.kind == SA_INET6);

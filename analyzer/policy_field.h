@@ -6,6 +6,7 @@
 #ifndef MW_POLICY_FIELD_H
 #define MW_POLICY_FIELD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -102,5 +103,10 @@ struct memo_slot {
 struct match_memo {
 	struct memo_slot slot[MEMO_SLOTS];
 };
+
+struct field_test;
+
+/* An integer field's value x is in one of the test's values or ranges (policy_eval.c). */
+bool field_match_int(const struct field_test *t, int64_t x);
 
 #endif /* MW_POLICY_FIELD_H */
