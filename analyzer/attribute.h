@@ -84,8 +84,15 @@ bool callmodel_wants_op(int op);
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l);
 int callmodel__resolve(struct callmodel *cm);
 
-/* Pass 2: where v belongs. Never fails. */
+/* Pass 2: where v belongs. Never fails. The same as callmodel__seen then
+ * callmodel__attribution. */
 void callmodel__attribute(struct callmodel *cm, const struct ev_view *v, struct attribution *a);
+/* Its two halves, for a caller that needs the attribution of only some subjects: every subject
+ * must be seen (once, in stream order: the losses' bounds come from the events around them);
+ * the attribution reads the model alone, so it can be made later, or never. */
+void callmodel__seen(struct callmodel *cm, const struct ev_view *v);
+void callmodel__attribution(const struct callmodel *cm, const struct ev_view *v,
+			    struct attribution *a);
 /* After pass 2: calls whose window saw a loss are marked incomplete. */
 void callmodel__finish(struct callmodel *cm);
 

@@ -129,6 +129,26 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 	return findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
 }
 
+/* A subject's attribution, made when a call field or a finding first reads it: most subjects
+ * match no rule and read none. */
+struct lazy_attr {
+	const struct callmodel *cm;
+	const struct ev_view *v;
+	bool done;
+	struct attribution a;
+};
+
+static const struct attribution *lazy_attr_get(void *ctx)
+{
+	struct lazy_attr *l = ctx;
+
+	if (!l->done) {
+		callmodel__attribution(l->cm, l->v, &l->a);
+		l->done = true;
+	}
+	return &l->a;
+}
+
 /* Every enabled rule that can match one subject (the policy's index by op and its keys of
  * cheap facts: the others cannot, so skipping them changes no finding and no counter), done
  * by process p (NULL: none). pre:
@@ -140,6 +160,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
 			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
 						 : POL_SUBJ_EVENTS;
+	struct lazy_attr lazy;
 	struct attribution attr;
 	const uint32_t *ix;
 	const uint64_t *keys;
@@ -152,8 +173,10 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		s.attr = &attr;
 		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
 	} else if (e->cm) {
-		callmodel__attribute(e->cm, v, &attr);
-		s.attr = &attr;
+		callmodel__seen(e->cm, v);
+		lazy = (struct lazy_attr){.cm = e->cm, .v = v};
+		s.attr_get = lazy_attr_get;
+		s.attr_ctx = &lazy;
 		s.calls = callmodel__calls(e->cm);
 	}
 	memset(e->memo, 0, e->pol->n_macros);

@@ -182,7 +182,12 @@ struct proc;
  * attributed to. */
 struct eval_subject {
 	const struct ev_view *ev;
-	const struct attribution *attr; /* NULL: no call model (every call field is false) */
+	/* read through eval_subject_attr: attr, else attr_get(attr_ctx) made on first use (the
+	 * engine's call model, so that subjects no call field or finding reads skip it); neither:
+	 * no call model (every call field is false) */
+	const struct attribution *attr;
+	const struct attribution *(*attr_get)(void *ctx);
+	void *attr_ctx;
 	const struct callset *calls;
 	struct ev_bytes exe;  /* executable of the process (after an exec: the new one) */
 	struct ev_bytes argv; /* its argv joined by single spaces */
@@ -224,6 +229,9 @@ const uint64_t *policy_keys_for_op(const struct policy *p, int op);
  * hold on a subject of op (an op outside the index: op unknown). */
 unsigned policy_subject_key(const struct eval_subject *s);
 uint64_t policy_rule_keys(const struct pol_rule *r, int op);
+
+/* The subject's attribution (see struct eval_subject), NULL without a call model. */
+const struct attribution *eval_subject_attr(const struct eval_subject *s);
 
 /* Evaluation (policy_cond.c, fields in policy_eval.c). */
 bool cond_eval(const struct cond *c, const struct eval_subject *s);

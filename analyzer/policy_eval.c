@@ -118,9 +118,14 @@ static bool match_text(const struct field_test *t, const char *s)
 	return s && match_bytes(t, (struct ev_bytes){(const uint8_t *)s, strlen(s)});
 }
 
+const struct attribution *eval_subject_attr(const struct eval_subject *s)
+{
+	return s->attr ? s->attr : s->attr_get ? s->attr_get(s->attr_ctx) : NULL;
+}
+
 static bool match_call(const struct field_test *t, const struct eval_subject *s)
 {
-	const struct attribution *a = s->attr;
+	const struct attribution *a = eval_subject_attr(s);
 
 	if (!a || !s->calls)
 		return false;
@@ -174,6 +179,7 @@ static bool is_channel(const struct ev_view *ev)
 bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 {
 	const struct ev_view *ev = s->ev;
+	const struct attribution *a;
 
 	switch (t->f->id) {
 	case F_FAMILY:
@@ -243,9 +249,10 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_ARGUMENTS:
 		return match_call(t, s);
 	case F_BUCKET:
-		return s->attr && s->attr->rule == ATTR_BUCKET && match_int(t, s->attr->bucket);
+		return (a = eval_subject_attr(s)) && a->rule == ATTR_BUCKET &&
+		       match_int(t, a->bucket);
 	case F_ATTRIBUTION:
-		return s->attr && match_int(t, s->attr->rule);
+		return (a = eval_subject_attr(s)) && match_int(t, a->rule);
 	}
 	return false;
 }
