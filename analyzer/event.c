@@ -322,12 +322,38 @@ void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quot
 	strbuf_put(sb, "", 0);
 }
 
+/* Absolute and already normal: no empty, "." or ".." component, no trailing '/' (but "/"). */
+static bool path_is_normal(const uint8_t *p, size_t n)
+{
+	const uint8_t *end = p + n, *c, *next;
+	size_t len;
+
+	if (!n || p[0] != '/')
+		return false;
+	for (c = p + 1; n > 1; c = next + 1) {
+		next = memchr(c, '/', (size_t)(end - c));
+		len = (size_t)((next ? next : end) - c);
+		if (len == 0 || (c[0] == '.' && (len == 1 || (len == 2 && c[1] == '.'))))
+			return false;
+		if (!next)
+			break;
+	}
+	return true;
+}
+
 size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap)
 {
 	size_t len = 0, i = 0;
 
 	if (!n || p[0] != '/' || cap < 2)
 		return 0;
+	if (path_is_normal(p, n)) { /* the common case: itself, when it fits */
+		if (n >= cap)
+			return 0;
+		memcpy(out, p, n);
+		out[n] = '\0';
+		return n;
+	}
 	while (i < n) {
 		size_t j = i, k;
 
