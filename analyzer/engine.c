@@ -41,6 +41,7 @@ struct engine {
 	struct held *held; /* few: one per thread with a blocking syscall in flight */
 	size_t n_held, cap_held;
 	uint8_t *memo; /* per-event macro results */
+	struct str_memo *strs;
 	struct callmodel *cm;
 	struct chanmsg *cmsg; /* channel messages as subjects (with a call model) */
 	struct xattempt *xa;
@@ -59,7 +60,8 @@ struct engine *engine__new(const struct policy *p, size_t max_per_rule)
 	e->pol = p;
 	e->pt = proctree__new();
 	e->memo = calloc(p->n_macros ? p->n_macros : 1, 1);
-	if (!e->pt || !e->memo || findings_init(&e->fs, p->n_rules, max_per_rule)) {
+	e->strs = str_memo__new();
+	if (!e->pt || !e->memo || !e->strs || findings_init(&e->fs, p->n_rules, max_per_rule)) {
 		engine__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -81,6 +83,7 @@ void engine__free(struct engine *e)
 	free(e->held);
 	chanmsg__free(e->cmsg);
 	free(e->memo);
+	str_memo__free(e->strs);
 	findings_fini(&e->fs);
 	proctree__free(e->pt);
 	free(e);
@@ -156,7 +159,7 @@ static const struct attribution *lazy_attr_get(void *ctx)
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
 			   bool launch, struct proc *p, const struct attribution *pre)
 {
-	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo};
+	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
 	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
 			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
 						 : POL_SUBJ_EVENTS;
@@ -180,6 +183,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		s.calls = callmodel__calls(e->cm);
 	}
 	memset(e->memo, 0, e->pol->n_macros);
+	str_memo__reset(e->strs);
 	s.pt = e->pt;
 	s.proc = p;
 	if (p) {

@@ -199,7 +199,17 @@ struct eval_subject {
 	/* optional, one byte per macro, zeroed for each event: a macro used by several rules
 	 * is evaluated once per event (0 unknown, 1 false, 2 true) */
 	uint8_t *macro_memo;
+	/* optional, str_memo__reset for each subject: the string table that lets glob tests keep
+	 * their verdicts for recently seen strings (none: every glob is matched every time) */
+	struct str_memo *strs;
 };
+
+/* The string table of an evaluator (policy_memo.c): NULL and errno ENOMEM on failure. A
+ * table may serve several policies; reset it before each subject. */
+struct str_memo;
+struct str_memo *str_memo__new(void);
+void str_memo__free(struct str_memo *sm);
+void str_memo__reset(struct str_memo *sm);
 
 struct policy *policy__new(void);
 void policy__free(struct policy *p);

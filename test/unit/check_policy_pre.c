@@ -56,8 +56,8 @@ static void subj_make(struct subj *x, int op, const char *path, int64_t flags, i
 }
 
 static const int grid_ops[] = {
-	MCPT__OP__OP_OPENAT, MCPT__OP__OP_OPEN,	   MCPT__OP__OP_CREAT,	 MCPT__OP__OP_CHMOD,
-	MCPT__OP__OP_EXEC,   MCPT__OP__OP_CONNECT, MCPT__OP__OP_UNLINK,	 MCPT__OP__OP_LINKAT,
+	MCPT__OP__OP_OPENAT, MCPT__OP__OP_OPEN,	   MCPT__OP__OP_CREAT,	MCPT__OP__OP_CHMOD,
+	MCPT__OP__OP_EXEC,   MCPT__OP__OP_CONNECT, MCPT__OP__OP_UNLINK, MCPT__OP__OP_LINKAT,
 	MCPT__OP__OP_RENAME, MCPT__OP__OP_SETUID,  MCPT__OP__OP_SENDTO, EV_OP_LOSS,
 };
 static const char *const grid_paths[] = {"/home/u/.ssh/id_rsa", "/home/u/.bashrc", "/tmp/x",
@@ -253,8 +253,7 @@ START_TEST(narrows)
 	ck_assert(!admits("{tampered: true}", MCPT__OP__OP_CONNECT, 0, 0, 0, 0));
 	ck_assert(admits("{tampered: true}", MCPT__OP__OP_CONNECT, 0, 0, 0, MW_F_TAMPERED));
 	ck_assert(!admits("{any: [{op: exec}, {result: failure}]}", oa, 0, 0, 3, 0));
-	ck_assert(admits("{any: [{op: exec}, {result: failure}]}", MCPT__OP__OP_EXEC, 0, 0, 0,
-			 0));
+	ck_assert(admits("{any: [{op: exec}, {result: failure}]}", MCPT__OP__OP_EXEC, 0, 0, 0, 0));
 	/* unknown to the prefilter: never narrows */
 	ck_assert(admits("{any: [{result: failure}, {path: /etc/**}]}", oa, 0, 0, 3, 0));
 	ck_assert(admits("{launch: true}", oa, 0, 0, 3, 0));
