@@ -529,10 +529,9 @@ static void decode_mode(struct ev_view *v)
 	v->has_mode = true;
 }
 
-static void decode_op_specific(struct ev_view *v)
+static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 {
 	const Mcpt__Event *e = v->raw;
-	const struct op_info *oi = op_find(v->op);
 
 	switch (oi ? oi->kind : K_PLAIN) {
 	case K_FORK:
@@ -562,6 +561,8 @@ static void decode_op_specific(struct ev_view *v)
 
 void event_decode(struct ev_view *v, const Mcpt__Event *e)
 {
+	const struct op_info *oi = op_find((int)e->op);
+
 	memset(v, 0, sizeof(*v));
 	v->raw = e;
 	v->seq = e->seq;
@@ -574,7 +575,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->op = (int)e->op;
 	v->flags = e->flags;
 	v->family = event_op_family(v->op);
-	v->op_name = event_op_name(v->op);
+	v->op_name = oi ? oi->name : NULL;
 	if (!v->op_name) {
 		snprintf(v->op_buf, sizeof(v->op_buf), "op%d", v->op);
 		v->op_name = v->op_buf;
@@ -589,7 +590,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->dev = e->dev;
 	v->ino = e->ino;
 	decode_result(v);
-	decode_op_specific(v);
+	decode_op_specific(v, oi);
 	if (v->family == FAM_FILE || v->family == FAM_PROCESS)
 		v->differs = file_differs(v);
 }
