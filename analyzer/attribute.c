@@ -319,7 +319,7 @@ static uint64_t order_of_bucket(const struct callmodel *cm, uint64_t ts)
 	return w ? 2 * (uint64_t)w->call + 1 : 1;
 }
 
-static void bucket(struct callmodel *cm, const struct ev_view *v, struct attribution *a)
+static void bucket(const struct callmodel *cm, const struct ev_view *v, struct attribution *a)
 {
 	a->rule = ATTR_BUCKET;
 	if (cm->shutdown_ts && v->ts >= cm->shutdown_ts)
@@ -332,8 +332,8 @@ static void bucket(struct callmodel *cm, const struct ev_view *v, struct attribu
 }
 
 /* Several candidates: the one the event's evidence names, or all of them. */
-static void decide(struct callmodel *cm, const struct ev_view *v, const size_t *cand, size_t n,
-		   size_t total, struct attribution *a)
+static void decide(const struct callmodel *cm, const struct ev_view *v, const size_t *cand,
+		   size_t n, size_t total, struct attribution *a)
 {
 	size_t best = 0, best_score = 0, s;
 	const char *m, *best_m = NULL;
@@ -364,13 +364,18 @@ static void decide(struct callmodel *cm, const struct ev_view *v, const size_t *
 	a->order = 2 * (uint64_t)cand[0];
 }
 
-void callmodel__attribute(struct callmodel *cm, const struct ev_view *v, struct attribution *a)
+void callmodel__seen(struct callmodel *cm, const struct ev_view *v)
+{
+	loss_seen(cm, v->seq, v->ts);
+}
+
+void callmodel__attribution(const struct callmodel *cm, const struct ev_view *v,
+			    struct attribution *a)
 {
 	const struct pb_proc *p = procbind__find(cm->pb, v->pid, v->pstart);
 	size_t cand[ATTR_CANDIDATES_MAX], n;
 
 	memset(a, 0, sizeof(*a));
-	loss_seen(cm, v->seq, v->ts);
 	if (!cm->wi) {
 		a->rule = ATTR_BUCKET;
 		a->bucket = BUCKET_STARTUP;
@@ -398,6 +403,12 @@ void callmodel__attribute(struct callmodel *cm, const struct ev_view *v, struct 
 	} else {
 		decide(cm, v, cand, n < ATTR_CANDIDATES_MAX ? n : ATTR_CANDIDATES_MAX, n, a);
 	}
+}
+
+void callmodel__attribute(struct callmodel *cm, const struct ev_view *v, struct attribution *a)
+{
+	callmodel__seen(cm, v);
+	callmodel__attribution(cm, v, a);
 }
 
 void callmodel__finish(struct callmodel *cm)

@@ -7,7 +7,9 @@
  *   pass 1  callmodel__header / __stdio / __mark / __event (fork, exec, exit) / __loss:
  *           the channel is reassembled into calls, marks are read, process facts recorded;
  *   resolve callmodel__resolve: windows closed, marks matched, processes bound to calls;
- *   pass 2  callmodel__attribute for each event, in any order, then callmodel__finish.
+ *   pass 2  callmodel__attribute for each event (or callmodel__seen, and
+ *           callmodel__attribution where the result is needed), in any order, then
+ *           callmodel__finish.
  * Memory grows with calls, processes, marks and losses, never with events.
  *
  * The rules, in order; each attributed event carries the one that placed it:
@@ -84,8 +86,15 @@ bool callmodel_wants_op(int op);
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l);
 int callmodel__resolve(struct callmodel *cm);
 
-/* Pass 2: where v belongs. Never fails. */
+/* Pass 2: where v belongs. Never fails. The same as callmodel__seen then
+ * callmodel__attribution. */
 void callmodel__attribute(struct callmodel *cm, const struct ev_view *v, struct attribution *a);
+/* Its two halves, for a caller that needs the attribution of only some subjects: every subject
+ * must be seen (the losses' bounds come from the events around them); the attribution reads
+ * the model alone, so it can be made later, or never. */
+void callmodel__seen(struct callmodel *cm, const struct ev_view *v);
+void callmodel__attribution(const struct callmodel *cm, const struct ev_view *v,
+			    struct attribution *a);
 /* After pass 2: calls whose window saw a loss are marked incomplete. */
 void callmodel__finish(struct callmodel *cm);
 

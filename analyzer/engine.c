@@ -41,6 +41,7 @@ struct engine {
 	struct held *held; /* few: one per thread with a blocking syscall in flight */
 	size_t n_held, cap_held;
 	uint8_t *memo; /* per-event macro results */
+	struct str_memo *strs;
 	struct callmodel *cm;
 	struct chanmsg *cmsg; /* channel messages as subjects (with a call model) */
 	struct xattempt *xa;
@@ -59,7 +60,8 @@ struct engine *engine__new(const struct policy *p, size_t max_per_rule)
 	e->pol = p;
 	e->pt = proctree__new();
 	e->memo = calloc(p->n_macros ? p->n_macros : 1, 1);
-	if (!e->pt || !e->memo || findings_init(&e->fs, p->n_rules, max_per_rule)) {
+	e->strs = str_memo__new();
+	if (!e->pt || !e->memo || !e->strs || findings_init(&e->fs, p->n_rules, max_per_rule)) {
 		engine__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -81,6 +83,7 @@ void engine__free(struct engine *e)
 	free(e->held);
 	chanmsg__free(e->cmsg);
 	free(e->memo);
+	str_memo__free(e->strs);
 	findings_fini(&e->fs);
 	proctree__free(e->pt);
 	free(e);
@@ -129,18 +132,42 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 	return findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
 }
 
-/* Every enabled rule that can match one subject (the policy's index by op: the others cannot,
- * so skipping them changes no finding and no counter), done by process p (NULL: none). pre:
+/* A subject's attribution, made when a call field or a finding first reads it: most subjects
+ * match no rule and read none. */
+struct lazy_attr {
+	const struct callmodel *cm;
+	const struct ev_view *v;
+	bool done;
+	struct attribution a;
+};
+
+static const struct attribution *lazy_attr_get(void *ctx)
+{
+	struct lazy_attr *l = ctx;
+
+	if (!l->done) {
+		callmodel__attribution(l->cm, l->v, &l->a);
+		l->done = true;
+	}
+	return &l->a;
+}
+
+/* Every enabled rule that can match one subject (the policy's index by op and its keys of
+ * cheap facts: the others cannot, so skipping them changes no finding and no counter), done
+ * by process p (NULL: none). pre:
  * its attribution when the caller knows it (channel messages), else the call model decides. */
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
 			   bool launch, struct proc *p, const struct attribution *pre)
 {
-	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo};
+	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
 	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
 			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
 						 : POL_SUBJ_EVENTS;
+	struct lazy_attr lazy;
 	struct attribution attr;
 	const uint32_t *ix;
+	const uint64_t *keys;
+	unsigned key;
 	size_t n;
 	int err;
 
@@ -149,11 +176,14 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		s.attr = &attr;
 		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
 	} else if (e->cm) {
-		callmodel__attribute(e->cm, v, &attr);
-		s.attr = &attr;
+		callmodel__seen(e->cm, v);
+		lazy = (struct lazy_attr){.cm = e->cm, .v = v};
+		s.attr_get = lazy_attr_get;
+		s.attr_ctx = &lazy;
 		s.calls = callmodel__calls(e->cm);
 	}
 	memset(e->memo, 0, e->pol->n_macros);
+	str_memo__reset(e->strs);
 	s.pt = e->pt;
 	s.proc = p;
 	if (p) {
@@ -171,8 +201,10 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		return 0;
 	}
 	ix = policy_rules_for_op(e->pol, v->op, &n);
-	for (size_t k = 0; k < n; k++)
-		if ((err = evaluate_rule(e, ix[k], subj, &s, index)))
+	keys = policy_keys_for_op(e->pol, v->op);
+	key = policy_subject_key(&s);
+	for (size_t k = 0; k < n; k++) /* a rule outside its keys cannot hold: nothing to do */
+		if (((keys[k] >> key) & 1) && (err = evaluate_rule(e, ix[k], subj, &s, index)))
 			return err;
 	return 0;
 }

@@ -322,12 +322,38 @@ void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quot
 	strbuf_put(sb, "", 0);
 }
 
+/* Absolute and already normal: no empty, "." or ".." component, no trailing '/' (but "/"). */
+static bool path_is_normal(const uint8_t *p, size_t n)
+{
+	const uint8_t *end = p + n, *c, *next;
+	size_t len;
+
+	if (!n || p[0] != '/')
+		return false;
+	for (c = p + 1; n > 1; c = next + 1) {
+		next = memchr(c, '/', (size_t)(end - c));
+		len = (size_t)((next ? next : end) - c);
+		if (len == 0 || (c[0] == '.' && (len == 1 || (len == 2 && c[1] == '.'))))
+			return false;
+		if (!next)
+			break;
+	}
+	return true;
+}
+
 size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap)
 {
 	size_t len = 0, i = 0;
 
 	if (!n || p[0] != '/' || cap < 2)
 		return 0;
+	if (path_is_normal(p, n)) { /* the common case: itself, when it fits */
+		if (n >= cap)
+			return 0;
+		memcpy(out, p, n);
+		out[n] = '\0';
+		return n;
+	}
 	while (i < n) {
 		size_t j = i, k;
 
@@ -503,10 +529,9 @@ static void decode_mode(struct ev_view *v)
 	v->has_mode = true;
 }
 
-static void decode_op_specific(struct ev_view *v)
+static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 {
 	const Mcpt__Event *e = v->raw;
-	const struct op_info *oi = op_find(v->op);
 
 	switch (oi ? oi->kind : K_PLAIN) {
 	case K_FORK:
@@ -536,6 +561,8 @@ static void decode_op_specific(struct ev_view *v)
 
 void event_decode(struct ev_view *v, const Mcpt__Event *e)
 {
+	const struct op_info *oi = op_find((int)e->op);
+
 	memset(v, 0, sizeof(*v));
 	v->raw = e;
 	v->seq = e->seq;
@@ -548,7 +575,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->op = (int)e->op;
 	v->flags = e->flags;
 	v->family = event_op_family(v->op);
-	v->op_name = event_op_name(v->op);
+	v->op_name = oi ? oi->name : NULL;
 	if (!v->op_name) {
 		snprintf(v->op_buf, sizeof(v->op_buf), "op%d", v->op);
 		v->op_name = v->op_buf;
@@ -563,7 +590,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->dev = e->dev;
 	v->ino = e->ino;
 	decode_result(v);
-	decode_op_specific(v);
+	decode_op_specific(v, oi);
 	if (v->family == FAM_FILE || v->family == FAM_PROCESS)
 		v->differs = file_differs(v);
 }

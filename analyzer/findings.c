@@ -208,6 +208,7 @@ static int fill_lineage(struct finding *f, const struct proc *p, const struct pr
 static int fill(struct finding *f, const struct ev_view *v, const struct eval_subject *s,
 		const struct proc *p, const struct proctree *pt)
 {
+	const struct attribution *a;
 	const char *detail;
 	int err = 0;
 
@@ -240,11 +241,11 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	f->err = v->err;
 	f->ret = v->ret;
 	f->flags = v->flags;
-	if (s->attr) {
+	if ((a = eval_subject_attr(s))) {
 		f->has_attr = true;
-		f->attr = *s->attr;
+		f->attr = *a;
 		f->attr.matched = NULL;
-		if (s->attr->matched && !(f->matched = strdup(s->attr->matched)))
+		if (a->matched && !(f->matched = strdup(a->matched)))
 			err = -ENOMEM;
 	}
 	err = err ?: fill_lineage(f, p, pt);

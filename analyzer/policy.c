@@ -515,6 +515,7 @@ void policy__free(struct policy *p)
 		free(p->files[i].path);
 	free(p->rules);
 	free(p->index.rules);
+	free(p->index.keys);
 	free(p->macros);
 	free(p->lists);
 	free(p->files);

@@ -149,12 +149,15 @@ struct pol_file {
 
 /* The enabled rules by the op of the subject (policy_reach.c): for op < POL_INDEX_OPS, the
  * rules at rules[start[op] .. start[op + 1]), ascending; for any other op, every enabled rule
- * at rules[start[POL_INDEX_OPS] .. start[POL_INDEX_OPS + 1]). Rebuilt by each compilation;
- * rules is NULL until the first one succeeds. */
-#define POL_INDEX_OPS 256
+ * at rules[start[POL_INDEX_OPS] .. start[POL_INDEX_OPS + 1]). keys[k], beside rules[k]: the
+ * subject keys (policy_pre.c) for which that rule can hold on that op, bit POL_KEY_UNKNOWN
+ * always set. Rebuilt by each compilation; rules is NULL until the first one succeeds. */
+#define POL_INDEX_OPS	256
+#define POL_KEY_UNKNOWN 63 /* a subject whose facts make no key: every rule is evaluated */
 
 struct pol_index {
 	uint32_t *rules;
+	uint64_t *keys;
 	uint32_t start[POL_INDEX_OPS + 2];
 };
 
@@ -179,7 +182,12 @@ struct proc;
  * attributed to. */
 struct eval_subject {
 	const struct ev_view *ev;
-	const struct attribution *attr; /* NULL: no call model (every call field is false) */
+	/* read through eval_subject_attr: attr, else attr_get(attr_ctx) made on first use (the
+	 * engine's call model, so that subjects no call field or finding reads skip it); neither:
+	 * no call model (every call field is false) */
+	const struct attribution *attr;
+	const struct attribution *(*attr_get)(void *ctx);
+	void *attr_ctx;
 	const struct callset *calls;
 	struct ev_bytes exe;  /* executable of the process (after an exec: the new one) */
 	struct ev_bytes argv; /* its argv joined by single spaces */
@@ -191,7 +199,17 @@ struct eval_subject {
 	/* optional, one byte per macro, zeroed for each event: a macro used by several rules
 	 * is evaluated once per event (0 unknown, 1 false, 2 true) */
 	uint8_t *macro_memo;
+	/* optional, str_memo__reset for each subject: the string table that lets glob tests keep
+	 * their verdicts for recently seen strings (none: every glob is matched every time) */
+	struct str_memo *strs;
 };
+
+/* The string table of an evaluator (policy_memo.c): NULL and errno ENOMEM on failure. A
+ * table may serve several policies; reset it before each subject. */
+struct str_memo;
+struct str_memo *str_memo__new(void);
+void str_memo__free(struct str_memo *sm);
+void str_memo__reset(struct str_memo *sm);
 
 struct policy *policy__new(void);
 void policy__free(struct policy *p);
@@ -212,6 +230,18 @@ size_t policy__enabled_rules(const struct policy *p);
  * subject of this op: every rule that can match it, maybe more; *n gets their number. Needs a
  * successful policy__compile. */
 const uint32_t *policy_rules_for_op(const struct policy *p, int op, size_t *n);
+/* Beside them, the key set of each (see struct pol_index): rule ix[k] can hold on a subject of
+ * this op only when bit policy_subject_key(s) of keys[k] is set. */
+const uint64_t *policy_keys_for_op(const struct policy *p, int op);
+
+/* The prefilter (policy_pre.c): the key of a subject's cheap facts (result, write intent,
+ * exec bits, tampered), 0..POL_KEY_UNKNOWN; and the keys for which rule r's condition can
+ * hold on a subject of op (an op outside the index: op unknown). */
+unsigned policy_subject_key(const struct eval_subject *s);
+uint64_t policy_rule_keys(const struct pol_rule *r, int op);
+
+/* The subject's attribution (see struct eval_subject), NULL without a call model. */
+const struct attribution *eval_subject_attr(const struct eval_subject *s);
 
 /* Evaluation (policy_cond.c, fields in policy_eval.c). */
 bool cond_eval(const struct cond *c, const struct eval_subject *s);

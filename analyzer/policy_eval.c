@@ -22,40 +22,22 @@ static bool match_globs(const struct field_test *t, struct ev_bytes b)
 	return false;
 }
 
-/* Picks the memo slot (a verdict is taken from a slot only when its bytes compare equal): eight
- * bytes a step, as paths are tested by several globs each. */
-static uint64_t memo_hash(const uint8_t *p, size_t n)
+/* A glob test's verdict, from its memo when the subject's string table holds the same bytes
+ * under the generation the test last saw there. */
+static bool match_bytes(const struct field_test *t, const struct eval_subject *s, struct ev_bytes b)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ n, w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 32;
-	}
-	for (; n; p++, n--)
-		h = (h ^ *p) * 0x100000001b3ull;
-	return h ^ (h >> 29);
-}
-
-/* A glob test's verdict, from its memo when the same bytes were tested recently. */
-static bool match_bytes(const struct field_test *t, struct ev_bytes b)
-{
-	struct memo_slot *m;
+	uint64_t gen, *tag;
 	bool hit;
 
 	if (!b.n)
 		return false;
-	if (!t->memo || b.n > MEMO_BYTES)
+	if (!t->memo || !s->strs || b.n > MEMO_BYTES)
 		return match_globs(t, b);
-	m = &t->memo->slot[memo_hash(b.p, b.n) % MEMO_SLOTS];
-	if (m->used && m->len == b.n && memcmp(m->bytes, b.p, b.n) == 0)
-		return m->hit;
+	tag = &t->memo->tag[str_memo_slot(s->strs, b, &gen)];
+	if (*tag >> 1 == gen)
+		return *tag & 1;
 	hit = match_globs(t, b);
-	m->used = 1;
-	m->hit = hit;
-	m->len = (uint32_t)b.n;
-	memcpy(m->bytes, b.p, b.n);
+	*tag = gen << 1 | hit;
 	return hit;
 }
 
@@ -65,6 +47,11 @@ static bool match_int(const struct field_test *t, int64_t x)
 		if (x >= t->v[i].lo && x <= t->v[i].hi)
 			return true;
 	return false;
+}
+
+bool field_match_int(const struct field_test *t, int64_t x)
+{
+	return match_int(t, x);
 }
 
 static bool is_ip(const struct ev_view *ev)
@@ -108,14 +95,19 @@ static const char *call_text(const struct call *c, enum field_id id)
 	return c->args_full;
 }
 
-static bool match_text(const struct field_test *t, const char *s)
+static bool match_text(const struct field_test *t, const struct eval_subject *s, const char *x)
 {
-	return s && match_bytes(t, (struct ev_bytes){(const uint8_t *)s, strlen(s)});
+	return x && match_bytes(t, s, (struct ev_bytes){(const uint8_t *)x, strlen(x)});
+}
+
+const struct attribution *eval_subject_attr(const struct eval_subject *s)
+{
+	return s->attr ? s->attr : s->attr_get ? s->attr_get(s->attr_ctx) : NULL;
 }
 
 static bool match_call(const struct field_test *t, const struct eval_subject *s)
 {
-	const struct attribution *a = s->attr;
+	const struct attribution *a = eval_subject_attr(s);
 
 	if (!a || !s->calls)
 		return false;
@@ -123,11 +115,12 @@ static bool match_call(const struct field_test *t, const struct eval_subject *s)
 		if (a->n_cand < a->n_cand_total || !a->n_cand)
 			return false;
 		for (size_t i = 0; i < a->n_cand; i++)
-			if (!match_text(t, call_text(callset__get(s->calls, a->cand[i]), t->f->id)))
+			if (!match_text(t, s,
+					call_text(callset__get(s->calls, a->cand[i]), t->f->id)))
 				return false;
 		return true;
 	}
-	return a->call && match_text(t, call_text(callset__get(s->calls, a->call), t->f->id));
+	return a->call && match_text(t, s, call_text(callset__get(s->calls, a->call), t->f->id));
 }
 
 /* The parent (the first ancestor) or any ancestor of the subject's process, up to the
@@ -144,7 +137,7 @@ static bool match_ancestors(const struct field_test *t, const struct eval_subjec
 	for (size_t i = 1; i < n; i++) {
 		const struct proc *a = ents[i].proc;
 
-		if (match_bytes(t, (struct ev_bytes){a->exe, a->exe_len}))
+		if (match_bytes(t, s, (struct ev_bytes){a->exe, a->exe_len}))
 			return true;
 		if (!any)
 			break;
@@ -152,10 +145,13 @@ static bool match_ancestors(const struct field_test *t, const struct eval_subjec
 	return false;
 }
 
-static bool match_dns(const struct field_test *t, const struct ev_view *ev)
+static bool match_dns(const struct field_test *t, const struct eval_subject *s)
 {
+	const struct ev_view *ev = s->ev;
+
 	return ev->has_dns &&
-	       match_bytes(t, (struct ev_bytes){(const uint8_t *)ev->dns.name, ev->dns.name_len});
+	       match_bytes(t, s,
+			   (struct ev_bytes){(const uint8_t *)ev->dns.name, ev->dns.name_len});
 }
 
 static bool is_channel(const struct ev_view *ev)
@@ -169,6 +165,7 @@ static bool is_channel(const struct ev_view *ev)
 bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 {
 	const struct ev_view *ev = s->ev;
+	const struct attribution *a;
 
 	switch (t->f->id) {
 	case F_FAMILY:
@@ -176,15 +173,15 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_OP:
 		return match_int(t, ev->op);
 	case F_PATH:
-		return match_bytes(t, ev->subject);
+		return match_bytes(t, s, ev->subject);
 	case F_PATH_ARG:
-		return match_bytes(t, ev->path);
+		return match_bytes(t, s, ev->path);
 	case F_OPENED_PATH:
-		return match_bytes(t, ev->opened);
+		return match_bytes(t, s, ev->opened);
 	case F_EXE:
-		return match_bytes(t, s->exe);
+		return match_bytes(t, s, s->exe);
 	case F_ARGV:
-		return match_bytes(t, s->argv);
+		return match_bytes(t, s, s->argv);
 	case F_ADDR:
 		return match_addr(t, ev);
 	case F_PORT:
@@ -210,7 +207,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_DIFFERS:
 		return match_int(t, ev->differs);
 	case F_TARGET:
-		return match_bytes(t, ev->abs2.n ? ev->abs2 : ev->path2);
+		return match_bytes(t, s, ev->abs2.n ? ev->abs2 : ev->path2);
 	case F_EXEC_BITS:
 		return ev->has_mode && match_int(t, (ev->mode & 0111) != 0);
 	case F_DEV:
@@ -218,7 +215,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_INO:
 		return ev->ino && ev->ino <= INT64_MAX && match_int(t, (int64_t)ev->ino);
 	case F_DNS:
-		return match_dns(t, ev);
+		return match_dns(t, s);
 	case F_UID:
 		return ev->family != FAM_CHANNEL && ev->family != FAM_HEALTH && match_int(t, ev->uid);
 	case F_PARENT_EXE:
@@ -228,7 +225,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_SERVER:
 		return s->proc && match_int(t, s->proc->is_target);
 	case F_MESSAGE:
-		return is_channel(ev) && match_bytes(t, ev->message);
+		return is_channel(ev) && match_bytes(t, s, ev->message);
 	case F_DIRECTION:
 		return is_channel(ev) && match_int(t, ev->msg_dir);
 	case F_KIND:
@@ -238,9 +235,10 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_ARGUMENTS:
 		return match_call(t, s);
 	case F_BUCKET:
-		return s->attr && s->attr->rule == ATTR_BUCKET && match_int(t, s->attr->bucket);
+		return (a = eval_subject_attr(s)) && a->rule == ATTR_BUCKET &&
+		       match_int(t, a->bucket);
 	case F_ATTRIBUTION:
-		return s->attr && match_int(t, s->attr->rule);
+		return (a = eval_subject_attr(s)) && match_int(t, a->rule);
 	}
 	return false;
 }

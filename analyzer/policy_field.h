@@ -6,6 +6,7 @@
 #ifndef MW_POLICY_FIELD_H
 #define MW_POLICY_FIELD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -84,23 +85,63 @@ struct field_desc {
 	uint32_t fams; /* FAMS_*: where the field exists */
 };
 
-/* Paths repeat: a server opens the same files again and again, and every rule tests the same
- * path of an event. Each glob test keeps a direct-mapped cache of its verdict for recently
- * seen strings, compared in full (never by hash alone), so a repeated path costs a hash and a
- * memcmp instead of a glob match per pattern. Strings longer than MEMO_BYTES are matched
- * every time. The verdict depends only on the bytes and the compiled test, so output is
- * unchanged. */
-#define MEMO_SLOTS 1024
+/* Paths repeat: a server opens the same files again and again, and several rules test the
+ * same path of an event. Two levels of memo (policy_memo.c), so that a repeated path costs a
+ * hash and a memcmp per subject instead of a glob match per pattern, and the memo of each test
+ * stays small enough for the cache:
+ *   - the evaluator's string table: a cache of recently seen strings, MEMO_WAYS per set (so a
+ *     few strings that hash to one set do not evict each other on every event), compared in
+ *     full (never by hash alone); a slot gets a new generation whenever it takes a string;
+ *   - each glob test's memo: per slot, the generation of the string it last tested there and
+ *     its verdict, valid while the slot still holds that generation.
+ * Strings longer than MEMO_BYTES are matched every time. The verdict depends only on the bytes
+ * and the compiled test, so output is unchanged. */
+#define MEMO_SETS  1024
+#define MEMO_WAYS  4
+#define MEMO_SLOTS (MEMO_SETS * MEMO_WAYS)
 #define MEMO_BYTES 118
 
-struct memo_slot {
-	uint8_t used, hit;
-	uint8_t bytes[MEMO_BYTES];
+struct str_slot {
+	uint64_t gen; /* 0: empty */
 	uint32_t len;
+	uint8_t bytes[MEMO_BYTES];
+};
+
+/* A set's quick look: per way the high half of the string's hash (0: empty), and the way the
+ * next string taken in replaces (first in, first out). */
+struct str_set {
+	uint32_t tag[MEMO_WAYS];
+	uint32_t next;
+};
+
+/* A string of the current subject already found in the table: by address, as every field of
+ * one subject stays in place while it is evaluated. */
+#define STR_RECENT 4
+
+struct str_memo {
+	uint64_t next_gen;
+	struct {
+		const uint8_t *p;
+		size_t n;
+		size_t slot;
+		uint64_t gen;
+	} recent[STR_RECENT];
+	unsigned n_recent, next_recent;
+	struct str_set set[MEMO_SETS];
+	struct str_slot slot[MEMO_SLOTS]; /* set i: slots i * MEMO_WAYS .. */
 };
 
 struct match_memo {
-	struct memo_slot slot[MEMO_SLOTS];
+	uint64_t tag[MEMO_SLOTS]; /* gen << 1 | verdict; 0 never tested */
 };
+
+/* The slot holding b (b.n <= MEMO_BYTES), b put there first when absent; *gen gets the slot's
+ * generation (policy_memo.c). */
+size_t str_memo_slot(struct str_memo *sm, struct ev_bytes b, uint64_t *gen);
+
+struct field_test;
+
+/* An integer field's value x is in one of the test's values or ranges (policy_eval.c). */
+bool field_match_int(const struct field_test *t, int64_t x);
 
 #endif /* MW_POLICY_FIELD_H */

@@ -13,7 +13,8 @@
  *     event_op_family): exact, so skipping a rule outside its set changes nothing (no finding,
  *     no exception evaluated). The other fields' family table (FAM_BIT in policy_field.h) is
  *     good enough for warnings but not a proof (a Loss or a message has result "success"), so
- *     it is not used for the index.
+ *     it is not used for the index. Beside each entry of the index, the keys of cheap facts
+ *     for which that rule can hold on that op (policy_pre.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -187,21 +188,28 @@ static bool ops_has(const struct opset *s, int op)
 	return (s->w[op / 64] >> (op % 64)) & 1;
 }
 
-/* Fills ix->rules (n slots or more) and ix->start from each enabled rule's exact op set. */
+/* Fills ix->rules, ix->keys (n slots or more) and ix->start from each enabled rule's exact op
+ * set. */
 static void index_fill(const struct policy *p, const struct opset *sets, struct pol_index *ix)
 {
 	uint32_t k = 0;
 
 	for (int op = 0; op < POL_INDEX_OPS; op++) {
 		ix->start[op] = k;
-		for (size_t i = 0; i < p->n_rules; i++)
-			if (p->rules[i]->enabled && ops_has(&sets[i], op))
+		for (size_t i = 0; i < p->n_rules; i++) {
+			if (p->rules[i]->enabled && ops_has(&sets[i], op)) {
+				ix->keys[k] = policy_rule_keys(p->rules[i], op);
 				ix->rules[k++] = (uint32_t)i;
+			}
+		}
 	}
 	ix->start[POL_INDEX_OPS] = k;
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i]->enabled)
+	for (size_t i = 0; i < p->n_rules; i++) {
+		if (p->rules[i]->enabled) {
+			ix->keys[k] = policy_rule_keys(p->rules[i], -1);
 			ix->rules[k++] = (uint32_t)i;
+		}
+	}
 	ix->start[POL_INDEX_OPS + 1] = k;
 }
 
@@ -209,7 +217,8 @@ int policy_index_build(struct policy *p)
 {
 	struct opset *sets = calloc(p->n_rules ? p->n_rules : 1, sizeof(*sets));
 	size_t total = 0;
-	uint32_t *rules;
+	uint32_t *rules = NULL;
+	uint64_t *keys = NULL;
 
 	if (!sets)
 		return -ENOMEM;
@@ -221,14 +230,20 @@ int policy_index_build(struct policy *p)
 		for (int w = 0; w < OPS_WORDS; w++)
 			total += (size_t)__builtin_popcountll(sets[i].w[w]);
 	}
-	rules = calloc(total ? total : 1, sizeof(*rules));
-	if (!rules || total > UINT32_MAX) {
+	if (total <= UINT32_MAX) {
+		rules = calloc(total ? total : 1, sizeof(*rules));
+		keys = calloc(total ? total : 1, sizeof(*keys));
+	}
+	if (!rules || !keys) {
 		free(rules);
+		free(keys);
 		free(sets);
 		return -ENOMEM;
 	}
 	free(p->index.rules);
+	free(p->index.keys);
 	p->index.rules = rules;
+	p->index.keys = keys;
 	index_fill(p, sets, &p->index);
 	free(sets);
 	return 0;
@@ -241,4 +256,12 @@ const uint32_t *policy_rules_for_op(const struct policy *p, int op, size_t *n)
 
 	*n = ix->start[slot + 1] - ix->start[slot];
 	return ix->rules + ix->start[slot];
+}
+
+const uint64_t *policy_keys_for_op(const struct policy *p, int op)
+{
+	const struct pol_index *ix = &p->index;
+	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
+
+	return ix->keys + ix->start[slot];
 }

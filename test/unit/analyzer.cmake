@@ -7,6 +7,8 @@ mw_unit_test(msgclass LIBS mw_analyzer_core)
 mw_unit_test(event LIBS mw_analyzer_core)
 mw_unit_test(policy SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_fields SOURCES policy_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(policy_pre SOURCES policy_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(policy_memo SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(proctree LIBS mw_analyzer_core)
 mw_unit_test(analyze SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 

@@ -243,6 +243,84 @@ START_TEST(unknown_op)
 }
 END_TEST
 
+/* Lexical normalisation: a table, then every path of up to 8 bytes over "/.a". */
+static size_t norm(const char *p, size_t n, char *out, size_t cap)
+{
+	return event_normalize_path((const uint8_t *)p, n, out, cap);
+}
+
+START_TEST(normalize_path)
+{
+	static const char *const cases[][2] = {
+		{"/", "/"},
+		{"/a", "/a"},
+		{"/a/", "/a"},
+		{"//a", "/a"},
+		{"/./a", "/a"},
+		{"/a/.", "/a"},
+		{"/a/..", "/"},
+		{"/..", "/"},
+		{"/../a", "/a"},
+		{"/.a/..b/c..", "/.a/..b/c.."},
+		{"/a/b/../c", "/a/c"},
+		{"/a//b///", "/a/b"},
+		{"/...", "/..."},
+		{"a/b", ""},
+		{"", ""},
+	};
+	char out[32], big[40];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = norm(cases[i][0], strlen(cases[i][0]), out, sizeof(out));
+
+		ck_assert_msg(n == strlen(cases[i][1]) && (!n || !strcmp(out, cases[i][1])),
+			      "%s: %zu \"%s\"", cases[i][0], n, n ? out : "");
+	}
+	/* a result needs its length + 1 bytes, normal or not */
+	ck_assert_uint_eq(norm("/abc", 4, out, 5), 4);
+	ck_assert_uint_eq(norm("/abc", 4, out, 4), 0);
+	ck_assert_uint_eq(norm("/abc/", 5, out, 5), 4);
+	ck_assert_uint_eq(norm("/abc/", 5, out, 4), 0);
+	ck_assert_uint_eq(norm("/", 1, out, 2), 1);
+	ck_assert_uint_eq(norm("/", 1, out, 1), 0);
+	memset(big, 'x', sizeof(big));
+	big[0] = '/';
+	ck_assert_uint_eq(norm(big, sizeof(big), out, sizeof(out)), 0);
+}
+END_TEST
+
+/* Every result is normal and its own normal form; a normal path is its own (the fast path). */
+START_TEST(normalize_path_exhaustive)
+{
+	static const char alpha[] = "/.a";
+	char p[8], out[16], again[16];
+
+	for (size_t len = 1; len <= sizeof(p); len++) {
+		size_t total = 1;
+
+		for (size_t i = 0; i < len; i++)
+			total *= 3;
+		for (size_t k = 0; k < total; k++) {
+			size_t q = k, n, m;
+
+			for (size_t i = 0; i < len; i++, q /= 3)
+				p[i] = alpha[q % 3];
+			n = norm(p, len, out, sizeof(out));
+			ck_assert_uint_eq(n > 0, p[0] == '/');
+			if (!n)
+				continue;
+			ck_assert_ptr_null(strstr(out, "//"));
+			ck_assert_ptr_null(strstr(out, "/./"));
+			ck_assert_ptr_null(strstr(out, "/../"));
+			ck_assert(n == 1 || out[n - 1] != '/');
+			m = norm(out, n, again, sizeof(again));
+			ck_assert_uint_eq(m, n);
+			ck_assert_str_eq(again, out);
+		}
+	}
+}
+END_TEST
+
 Suite *event_suite(void);
 
 Suite *event_suite(void)
@@ -257,6 +335,8 @@ Suite *event_suite(void)
 	tcase_add_test(tc, fork_exit_connect);
 	tcase_add_test(tc, open_variants_and_sockets);
 	tcase_add_test(tc, unknown_op);
+	tcase_add_test(tc, normalize_path);
+	tcase_add_test(tc, normalize_path_exhaustive);
 	suite_add_tcase(s, tc);
 	return s;
 }

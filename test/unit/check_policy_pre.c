@@ -1,0 +1,280 @@
+/*
+ * check_policy_pre.c - the rule prefilter (policy_pre.c): the keys of cheap facts for which a
+ * rule can hold on an op.
+ *
+ * sound: on a grid of subjects (ops, results, write intent, modes with and without an execute
+ * bit, the tampered flag, launch, paths inside and outside the lists), a rule whose condition
+ * holds is never outside its keys: conditions with negations, any/not/all, macros, op and
+ * family tests nested anywhere, fields the prefilter does not know, exceptions; and every rule
+ * of the shipped policy with the trace's variables set.
+ * narrows: subjects that contradict a top-level test are outside the keys, and a field the
+ * prefilter does not know never narrows.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "policy.h"
+#include "policy_testlib.h"
+
+#define LX_O_WRONLY 01
+#define LX_O_CREAT  0100
+
+/* One synthetic subject: an op with a path, flags, mode and return value. */
+struct subj {
+	Mcpt__Event e;
+	struct ev_view v;
+	struct eval_subject s;
+	int64_t args[3];
+	uint8_t memo[64];
+};
+
+static void subj_make(struct subj *x, int op, const char *path, int64_t flags, int64_t mode,
+		      int64_t ret, uint32_t evflags, bool launch)
+{
+	memset(x, 0, sizeof(*x));
+	x->e = (Mcpt__Event)MCPT__EVENT__INIT;
+	x->e.op = op;
+	x->e.ret = ret;
+	x->e.flags = evflags;
+	x->e.path = (ProtobufCBinaryData){strlen(path), (uint8_t *)path};
+	x->e.abs_path = x->e.path;
+	x->e.path2 = x->e.path;
+	x->args[0] = op == MCPT__OP__OP_CHMOD ? mode : -100;
+	x->args[1] = op == MCPT__OP__OP_CHMOD ? 0 : flags;
+	x->args[2] = mode;
+	x->e.args = x->args;
+	x->e.n_args = 3;
+	event_decode(&x->v, &x->e);
+	x->s.ev = &x->v;
+	x->s.launch = launch;
+	x->s.exe = (struct ev_bytes){(const uint8_t *)"/usr/bin/node", 13};
+	x->s.argv = (struct ev_bytes){(const uint8_t *)"node server.js", 14};
+	x->s.macro_memo = x->memo;
+}
+
+static const int grid_ops[] = {
+	MCPT__OP__OP_OPENAT, MCPT__OP__OP_OPEN,	   MCPT__OP__OP_CREAT,	MCPT__OP__OP_CHMOD,
+	MCPT__OP__OP_EXEC,   MCPT__OP__OP_CONNECT, MCPT__OP__OP_UNLINK, MCPT__OP__OP_LINKAT,
+	MCPT__OP__OP_RENAME, MCPT__OP__OP_SETUID,  MCPT__OP__OP_SENDTO, EV_OP_LOSS,
+};
+static const char *const grid_paths[] = {"/home/u/.ssh/id_rsa", "/home/u/.bashrc", "/tmp/x",
+					 "/etc/passwd", "/x"};
+static const int64_t grid_flags[] = {0, LX_O_WRONLY, LX_O_WRONLY | LX_O_CREAT, LX_O_CREAT};
+static const int64_t grid_modes[] = {0644, 0755};
+static const int64_t grid_rets[] = {3, -13, -2};
+static const uint32_t grid_evflags[] = {0, MW_F_TAMPERED, MW_F_ENTRY};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Whether rule i of p may be evaluated on s: in the index of its op, with its key set. */
+static bool admitted(const struct policy *p, size_t i, const struct eval_subject *s)
+{
+	size_t n;
+	const uint32_t *ix = policy_rules_for_op(p, s->ev->op, &n);
+	const uint64_t *keys = policy_keys_for_op(p, s->ev->op);
+
+	for (size_t k = 0; k < n; k++)
+		if (ix[k] == i)
+			return (keys[k] >> policy_subject_key(s)) & 1;
+	return false;
+}
+
+#define GRID                                                                                       \
+	(N(grid_ops) * N(grid_paths) * N(grid_flags) * N(grid_modes) * N(grid_rets) *              \
+	 N(grid_evflags) * 2)
+
+/* Every rule of p whose condition holds on x is admitted; returns how many were not. */
+static size_t check_rules(const struct policy *p, struct subj *x)
+{
+	size_t rejected = 0;
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		bool held, in;
+
+		if (!p->rules[i]->enabled)
+			continue;
+		memset(x->memo, 0, sizeof(x->memo));
+		held = cond_eval(p->rules[i]->cond, &x->s);
+		in = admitted(p, i, &x->s);
+		ck_assert_msg(!held || in,
+			      "rule %s holds on op %d path %.*s flags %llo mode %o ret %lld "
+			      "flags %x launch %d but the prefilter skips it",
+			      p->rules[i]->id, x->v.op, (int)x->v.path.n, x->v.path.p,
+			      (unsigned long long)x->v.open_flags, x->v.mode, (long long)x->v.ret,
+			      x->v.flags, x->s.launch);
+		rejected += !in;
+	}
+	return rejected;
+}
+
+/* Every rule of p whose condition holds on a grid subject is admitted; returns how many
+ * (rule, subject) pairs were not admitted. */
+static size_t check_grid(const struct policy *p)
+{
+	struct subj *x = malloc(sizeof(*x));
+	size_t rejected = 0;
+
+	ck_assert_ptr_nonnull(x);
+	for (size_t g = 0; g < GRID; g++) {
+		size_t q = g, o, pa, f, m, r, ef, l;
+
+		o = q % N(grid_ops), q /= N(grid_ops);
+		pa = q % N(grid_paths), q /= N(grid_paths);
+		f = q % N(grid_flags), q /= N(grid_flags);
+		m = q % N(grid_modes), q /= N(grid_modes);
+		r = q % N(grid_rets), q /= N(grid_rets);
+		ef = q % N(grid_evflags), q /= N(grid_evflags);
+		l = q;
+		subj_make(x, grid_ops[o], grid_paths[pa], grid_flags[f], grid_modes[m],
+			  grid_rets[r], grid_evflags[ef], l);
+		rejected += check_rules(p, x);
+	}
+	free(x);
+	return rejected;
+}
+
+static const char *const sound_conds[] = {
+	"{op: openat, write: true}",
+	"{op: openat, write: false, result: success}",
+	"{not: {result: success}}",
+	"{any: [{result: failure}, {path: /etc/**}]}",
+	"{not: {any: [{write: true}, {tampered: true}]}}",
+	"{macro: w, result: success}",
+	"{not: {macro: w}}",
+	"{not: {all: [{macro: w}, {path: /tmp/**}]}}",
+	"{exec_bits: true}",
+	"{not: {exec_bits: false}}",
+	"{not: {write: false}}",
+	"{family: file, not: {write: true}}",
+	"{all: [{op: connect}, {not: {result: pending}}]}",
+	"{any: [{all: [{op: [link, linkat]}, {result: success}]}, {tampered: true}]}",
+	"{tampered: false, not: {path: /x}}",
+	"{launch: true}",
+	"{not: {launch: true}, op: exec}",
+	"{errno: EACCES}",
+	"{any: [{op: exec}, {not: {family: file}}], result: [failure, pending]}",
+	"{any: [{not: {op: openat}}, {write: true}], not: {tampered: true}}",
+	"{not: {not: {result: failure}}}",
+	"{all: [{any: [{result: success}, {exec_bits: true}]}, {not: {path: /x}}]}",
+};
+
+#define MACROS "macros:\n  w: {op: [openat, open, creat], write: true}\n"
+
+START_TEST(sound_conditions)
+{
+	struct policy *p;
+
+	in_tmpdir();
+	p = compile_cond(MACROS, sound_conds[_i]);
+	check_grid(p);
+	policy__free(p);
+}
+END_TEST
+
+/* A rule whose exception always holds: the condition holds, so the rule is evaluated (the
+ * exception is counted), never skipped. */
+START_TEST(sound_exceptions)
+{
+	static const char text[] =
+		HDR "rules:\n- id: r\n  description: d\n  severity: high\n  category: c\n"
+		    "  condition: {op: openat, result: failure}\n"
+		    "  exceptions:\n  - name: all\n    condition: {not: {result: success}}\n";
+	struct policy *p = NULL;
+	struct diag d = {0};
+	struct subj x;
+	int exc;
+
+	in_tmpdir();
+	ck_assert_int_eq(load(text, &d, &p), 0);
+	check_grid(p);
+	subj_make(&x, MCPT__OP__OP_OPENAT, "/x", 0, 0, -13, 0, false);
+	ck_assert(!policy_rule_match(p->rules[0], &x.s, &exc));
+	ck_assert_int_eq(exc, 0);
+	ck_assert(admitted(p, 0, &x.s));
+	diag_fini(&d);
+	policy__free(p);
+}
+END_TEST
+
+START_TEST(sound_default_policy)
+{
+	struct policy *p = policy__new();
+	struct vars *vs = vars__new();
+	Mcpt__Header h = MCPT__HEADER__INIT;
+	Mcpt__Target t = MCPT__TARGET__INIT;
+	struct diag d = {0};
+
+	t.home = (ProtobufCBinaryData){7, (uint8_t *)"/home/u"};
+	t.cwd = (ProtobufCBinaryData){5, (uint8_t *)"/work"};
+	h.target = &t;
+	ck_assert_int_eq(vars__from_header(vs, &h), 0);
+	ck_assert_int_eq(policy__load_file(p, MW_SOURCE_DIR "/policies/default.yaml", &d), 0);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	ck_assert_uint_gt(check_grid(p), 0);
+	diag_fini(&d);
+	vars__free(vs);
+	policy__free(p);
+}
+END_TEST
+
+/* Whether the prefilter admits rule 0 of a one-rule condition on a subject. */
+static bool admits(const char *cond, int op, int64_t flags, int64_t mode, int64_t ret,
+		   uint32_t evflags)
+{
+	struct policy *p = compile_cond(MACROS, cond);
+	struct subj x;
+	bool in;
+
+	subj_make(&x, op, "/x", flags, mode, ret, evflags, false);
+	in = admitted(p, 0, &x.s);
+	policy__free(p);
+	return in;
+}
+
+START_TEST(narrows)
+{
+	const int oa = MCPT__OP__OP_OPENAT;
+
+	in_tmpdir();
+	ck_assert(!admits("{op: openat, write: true}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{op: openat, write: true}", oa, LX_O_WRONLY, 0, 3, 0));
+	ck_assert(!admits("{macro: w, result: success}", oa, LX_O_WRONLY, 0, -13, 0));
+	ck_assert(!admits("{macro: w, result: success}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{macro: w, result: success}", oa, LX_O_CREAT, 0, 3, 0));
+	ck_assert(!admits("{not: {result: success}}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{not: {result: success}}", oa, 0, 0, 3, MW_F_ENTRY));
+	ck_assert(!admits("{exec_bits: true, result: success}", oa, LX_O_CREAT, 0644, 3, 0));
+	ck_assert(!admits("{exec_bits: true}", oa, 0, 0755, 3, 0)); /* no O_CREAT: no mode */
+	ck_assert(admits("{exec_bits: true}", oa, LX_O_CREAT, 0755, 3, 0));
+	ck_assert(admits("{not: {exec_bits: false}}", oa, 0, 0644, 3, 0));
+	ck_assert(!admits("{tampered: true}", MCPT__OP__OP_CONNECT, 0, 0, 0, 0));
+	ck_assert(admits("{tampered: true}", MCPT__OP__OP_CONNECT, 0, 0, 0, MW_F_TAMPERED));
+	ck_assert(!admits("{any: [{op: exec}, {result: failure}]}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{any: [{op: exec}, {result: failure}]}", MCPT__OP__OP_EXEC, 0, 0, 0, 0));
+	/* unknown to the prefilter: never narrows */
+	ck_assert(admits("{any: [{result: failure}, {path: /etc/**}]}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{launch: true}", oa, 0, 0, 3, 0));
+	ck_assert(admits("{not: {path: /x}}", oa, 0, 0, 3, 0));
+}
+END_TEST
+
+Suite *policy_pre_suite(void);
+
+Suite *policy_pre_suite(void)
+{
+	Suite *s = suite_create("policy_pre");
+	TCase *sound = tcase_create("sound"), *narrow = tcase_create("narrows");
+
+	tcase_add_checked_fixture(sound, NULL, leave_tmpdir);
+	tcase_add_checked_fixture(narrow, NULL, leave_tmpdir);
+	tcase_add_loop_test(sound, sound_conditions, 0, N(sound_conds));
+	tcase_add_test(sound, sound_exceptions);
+	tcase_add_test(sound, sound_default_policy);
+	tcase_add_test(narrow, narrows);
+	suite_add_tcase(s, sound);
+	suite_add_tcase(s, narrow);
+	return s;
+}
