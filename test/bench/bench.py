@@ -18,6 +18,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump / analyze (default policy) events/s and peak RSS on synthetic
               traces of 1 M and 5 M events written by the real trace writer (gentrace.c).
+  icount      instructions per event of verify and analyze under callgrind on a 200 000-event
+              trace: unlike times, not moved by the machine's load (compare builds with it).
   startup     collector: time from exec to the server's first instruction (= first event).
 
 All workloads run as `nobody`. Everything is written under one temporary directory, removed at
@@ -27,6 +29,7 @@ syscall tracepoints (another collector) are reported, since both skew the figure
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -487,6 +490,38 @@ class Bench:
             os.unlink(trace)
         self.results["sections"]["analyzer"] = rows
 
+    def analyzer_icount(self):
+        """Instructions per event of verify and analyze (callgrind), which the machine's load
+        does not change: the figure to compare two builds on a busy machine."""
+        policy = os.path.join(SRC, "policies", "default.yaml")
+        n = self.a.icount_events
+        print("\n## Analyzer instructions per event (callgrind, %d-event gentrace trace)" % n)
+        if not shutil.which("valgrind"):
+            print("skipped: valgrind is not installed (run.sh installs it)")
+            return
+        trace = self.j("icount-%d.mcpt" % n)
+        subprocess.run([self.bin + "/gentrace", trace, self.key, str(n)], check=True,
+                       stdout=subprocess.DEVNULL)
+        cmds = {
+            "verify": [self.analyzer, "verify", trace, "--pubkey", self.pub],
+            "analyze": [self.analyzer, "analyze", trace, "--pubkey", self.pub, "-p", policy],
+        }
+        rows = []
+        for name, cmd in cmds.items():
+            out = self.j("callgrind.out")
+            r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+                               + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+            m = re.search(r"Collected : (\d+)", r.stderr)
+            if not m:
+                raise SystemExit("callgrind gave no total for %s" % name)
+            ins = int(m.group(1))
+            rows.append({"command": name, "events": n, "instructions": ins})
+            print("%-8s %14d instructions, %7.0f per event" % (name, ins, ins / n))
+            os.unlink(out)
+        os.unlink(trace)
+        self.results["sections"]["icount"] = rows
+
     def startup(self):
         times = []
         for _ in range(self.a.startup_reps):
@@ -664,7 +699,8 @@ def machine_info():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(SRC, "build"))
-    ap.add_argument("--only", default="startup,overhead,tracesize,progstats,throughput,analyzer")
+    ap.add_argument("--only", default="startup,overhead,tracesize,progstats,throughput,analyzer,"
+                    "icount")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
@@ -675,6 +711,8 @@ def main():
                          "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
     ap.add_argument("--analyzer-reps", type=int, default=1)
+    ap.add_argument("--icount-events", type=int, default=200000,
+                    help="icount: events of the trace callgrind runs verify and analyze on")
     ap.add_argument("--startup-reps", type=int, default=3)
     ap.add_argument("--json", help="also write the figures as JSON to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -701,7 +739,7 @@ def main():
         for sec in a.only.split(","):
             {"overhead": b.overhead, "tracesize": b.tracesize, "progstats": b.progstats,
              "throughput": b.throughput, "analyzer": b.analyzer_bench,
-             "startup": b.startup}[sec]()
+             "icount": b.analyzer_icount, "startup": b.startup}[sec]()
             sys.stdout.flush()
     finally:
         b.results["machine"]["load_end"] = loadavg()
