@@ -7,6 +7,9 @@
  * valid JSON is reported with its stream offset and skipped. A line that was cut by a gap or
  * is longer than the limit cannot be decoded: the scanner's view of it (top-level id, method,
  * result/error) still opens or ends the call, which is marked incomplete.
+ *
+ * A whole line goes to the fast path first (jsonrpc_fast.c), which reads the common messages
+ * without a jansson tree and declines, before doing anything, every line it is not sure of.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -354,16 +357,29 @@ static int scanned_line(struct msgctx *m)
 	return err;
 }
 
-static int on_line(void *ctx, const struct chan_line *l)
+static int line(void *ctx, const struct chan_line *l, bool fast)
 {
 	struct msgctx m = {.cs = ctx, .l = l};
+	int done;
 
 	if (jscan_end(l->scan) == JSCAN_EMPTY)
 		return 0;
 	if (!l->data || (l->flags & CHAN_L_GAP) ||
 	    ((l->flags & CHAN_L_UNTERMINATED) && jscan_end(l->scan) != JSCAN_BALANCED))
 		return scanned_line(&m);
+	if (fast && (done = jsonrpc_fast_line(ctx, l)))
+		return done < 0 ? done : 0;
 	return decode_line(&m);
+}
+
+static int on_line(void *ctx, const struct chan_line *l)
+{
+	return line(ctx, l, true);
+}
+
+static int on_line_jansson(void *ctx, const struct chan_line *l)
+{
+	return line(ctx, l, false);
 }
 
 static void on_note(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg)
@@ -373,3 +389,4 @@ static void on_note(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, 
 }
 
 const struct chan_ops callset_chan_ops = {.line = on_line, .note = on_note};
+const struct chan_ops callset_chan_ops_jansson = {.line = on_line_jansson, .note = on_note};
