@@ -260,7 +260,7 @@ static int on_value(struct msgctx *m, const json_t *v)
 
 static void parse_failed(struct msgctx *m, const json_error_t *je)
 {
-	const struct jscan *sc = m->l->scan;
+	const struct jscan *sc = chan_line_scan(m->l);
 	struct strbuf sb = STRBUF_INIT;
 	size_t n = m->l->len < 60 ? (size_t)m->l->len : 60;
 
@@ -297,7 +297,7 @@ static int decode_line(struct msgctx *m)
 	json_t *v;
 	int err;
 
-	if (bad < len && jscan_end(l->scan) == JSCAN_BALANCED) {
+	if (bad < len && jscan_end(chan_line_scan(l)) == JSCAN_BALANCED) {
 		m->invalid_utf8 = true;
 		callset__note(
 			m->cs, l->ts,
@@ -331,7 +331,7 @@ static json_t *token_value(const struct jscan_token *t)
 /* A line that cannot be decoded whole: what the scanner saw of it. */
 static int scanned_line(struct msgctx *m)
 {
-	const struct jscan *sc = m->l->scan;
+	const struct jscan *sc = chan_line_scan(m->l);
 	json_t *id = token_value(&sc->id), *method = token_value(&sc->method);
 	json_t *fake = json_object();
 	int err = 0;
@@ -362,13 +362,14 @@ static int line(void *ctx, const struct chan_line *l, bool fast)
 	struct msgctx m = {.cs = ctx, .l = l};
 	int done;
 
-	if (jscan_end(l->scan) == JSCAN_EMPTY)
+	/* what the fast path reads is one valid JSON object: the scanner would say balanced */
+	if (fast && l->data && !(l->flags & CHAN_L_GAP) && (done = jsonrpc_fast_line(ctx, l)))
+		return done < 0 ? done : 0;
+	if (jscan_end(chan_line_scan(l)) == JSCAN_EMPTY)
 		return 0;
 	if (!l->data || (l->flags & CHAN_L_GAP) ||
-	    ((l->flags & CHAN_L_UNTERMINATED) && jscan_end(l->scan) != JSCAN_BALANCED))
+	    ((l->flags & CHAN_L_UNTERMINATED) && jscan_end(chan_line_scan(l)) != JSCAN_BALANCED))
 		return scanned_line(&m);
-	if (fast && (done = jsonrpc_fast_line(ctx, l)))
-		return done < 0 ? done : 0;
 	return decode_line(&m);
 }
 
