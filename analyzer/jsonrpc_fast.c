@@ -350,21 +350,23 @@ int jsonrpc_fast_line(struct callset *cs, const struct chan_line *l)
 {
 	struct jtape t;
 	struct fast f = {.t = &t};
+	int done = 0;
 
-	if (!msgclass_tape(&t, l->data, l->len))
-		return 0;
-	f.id = get(&t, &t.n[0], "id");
-	f.method = get(&t, &t.n[0], "method");
-	f.params = get(&t, &t.n[0], "params");
-	f.result = get(&t, &t.n[0], "result");
-	f.error = get(&t, &t.n[0], "error");
-	if (f.method && (f.method->type != JT_STR || f.method->esc))
-		return 0;
-	if (f.method && f.id && f.id->type != JT_NULL)
-		return request(cs, l, &f);
-	if (f.method)
-		return ignored_notification(&t, f.method);
-	if (f.id && (f.result || f.error))
-		return response(cs, l, &f);
-	return 0;
+	if (msgclass_tape(&t, l->data, l->len)) {
+		f.id = get(&t, &t.n[0], "id");
+		f.method = get(&t, &t.n[0], "method");
+		f.params = get(&t, &t.n[0], "params");
+		f.result = get(&t, &t.n[0], "result");
+		f.error = get(&t, &t.n[0], "error");
+		if (f.method && (f.method->type != JT_STR || f.method->esc))
+			done = 0;
+		else if (f.method && f.id && f.id->type != JT_NULL)
+			done = request(cs, l, &f);
+		else if (f.method)
+			done = ignored_notification(&t, f.method);
+		else if (f.id && (f.result || f.error))
+			done = response(cs, l, &f);
+	}
+	jtape_fini(&t);
+	return done;
 }

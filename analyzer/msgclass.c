@@ -314,12 +314,28 @@ static bool value_of(struct lite *j, struct span *v, struct members *m)
 
 /* --- the tape ------------------------------------------------------------------------------- */
 
+static bool tape_grow(struct jtape *t)
+{
+	struct jt_node *n;
+
+	if (t->cap >= JT_NODES_MAX)
+		return false;
+	n = realloc(t->n == t->small ? NULL : t->n, 2 * t->cap * sizeof(*n));
+	if (!n)
+		return false;
+	if (t->n == t->small)
+		memcpy(n, t->small, sizeof(t->small));
+	t->n = n;
+	t->cap *= 2;
+	return true;
+}
+
 static bool tape_open(struct lite *j, uint32_t *at)
 {
 	struct jtape *t = j->tape;
 	struct jt_node *n;
 
-	if (t->count >= JT_NODES_MAX)
+	if (t->count == t->cap && !tape_grow(t))
 		return false;
 	*at = t->count++;
 	n = &t->n[*at];
@@ -483,7 +499,9 @@ bool msgclass_tape(struct jtape *t, const uint8_t *data, size_t len)
 	struct span top;
 
 	t->text = data;
+	t->n = t->small;
 	t->count = 0;
+	t->cap = JT_NODES_INLINE;
 	if (!data || len > UINT32_MAX)
 		return false;
 	skip_ws(&j);
@@ -491,4 +509,11 @@ bool msgclass_tape(struct jtape *t, const uint8_t *data, size_t len)
 		return false;
 	skip_ws(&j);
 	return j.p == j.end;
+}
+
+void jtape_fini(struct jtape *t)
+{
+	if (t->n != t->small)
+		free(t->n);
+	t->n = t->small;
 }

@@ -42,7 +42,8 @@ void msgclass_line(struct msgclass *mc, const uint8_t *data, size_t len);
 void msgclass_line_jansson(struct msgclass *mc, const uint8_t *data, size_t len);
 void msgclass_fini(struct msgclass *mc);
 
-#define JT_NODES_MAX 1024 /* values of a line the tape holds (more: no tape) */
+#define JT_NODES_INLINE 128	   /* values a tape holds without allocating */
+#define JT_NODES_MAX	(1u << 16) /* values of a line a tape holds (more: no tape) */
 
 enum jt_type { JT_STR, JT_INT, JT_REAL, JT_OBJ, JT_ARR, JT_TRUE, JT_FALSE, JT_NULL };
 
@@ -59,13 +60,16 @@ struct jt_node {
 
 struct jtape {
 	const uint8_t *text;
-	uint32_t count;
-	struct jt_node n[JT_NODES_MAX];
+	struct jt_node *n; /* count values: small, or on the heap past JT_NODES_INLINE */
+	uint32_t count, cap;
+	struct jt_node small[JT_NODES_INLINE];
 };
 
 /* The tape of data[0..len) when it is one JSON object the validator proves jansson reads the
  * same way, no key has an escape, no object repeats a key and it has at most JT_NODES_MAX
- * values; false otherwise (the tape is then meaningless). */
+ * values; false otherwise (the tape is then meaningless, also on ENOMEM). Either way release
+ * it with jtape_fini. */
 bool msgclass_tape(struct jtape *t, const uint8_t *data, size_t len);
+void jtape_fini(struct jtape *t);
 
 #endif /* MW_MSGCLASS_H */

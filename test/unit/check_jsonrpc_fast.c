@@ -255,11 +255,19 @@ START_TEST(long_arguments)
 						     "\"a\":\"~/");
 	memset(big[1] + n, 'y', 4500);
 	strcpy(big[1] + n + 4500, "\",\"b\":[\"file://z\"]}}");
-	n = (size_t)snprintf(big[2], sizeof(big[2]), ">{\"id\":3,\"method\":\"m\",\"params\":[");
+	n = (size_t)snprintf(big[2], sizeof(big[2]), ">{\"id\":3,\"method\":\"m\",\"params\":{"
+						     "\"a\":[");
 	for (int i = 0; i < 1100; i++)
 		n += (size_t)snprintf(big[2] + n, sizeof(big[2]) - n, "%s%d", i ? "," : "", i % 10);
-	strcpy(big[2] + n, "]}");
+	strcpy(big[2] + n, "]}}");
 	run_conv(lines, -1, NULL, 0);
+	for (int i = 0; i < 3; i++) { /* all three are read by the fast path */
+		struct callset *cs = callset__new(0, NULL);
+		struct chan_line l = {.data = (const uint8_t *)big[i] + 1, .len = strlen(big[i]) - 1};
+
+		ck_assert_int_eq(jsonrpc_fast_line(cs, &l), 1);
+		callset__free(cs);
+	}
 }
 END_TEST
 
