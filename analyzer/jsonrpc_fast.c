@@ -30,10 +30,11 @@ static const char *text_of(const struct jtape *t, const struct jt_node *n)
 	return (const char *)t->text + n->start;
 }
 
-/* The member k of o, or NULL (also when o is NULL or not an object, as json_object_get). */
-static const struct jt_node *get(const struct jtape *t, const struct jt_node *o, const char *k)
+/* The member k (len bytes) of o, or NULL (also when o is NULL or not an object, as
+ * json_object_get). */
+static const struct jt_node *member_n(const struct jtape *t, const struct jt_node *o, const char *k,
+				      size_t len)
 {
-	size_t len = strlen(k);
 	const struct jt_node *x, *end;
 
 	if (!o || o->type != JT_OBJ)
@@ -44,6 +45,8 @@ static const struct jt_node *get(const struct jtape *t, const struct jt_node *o,
 			return x;
 	return NULL;
 }
+
+#define MEMBER(t, o, k) member_n(t, o, "" k, sizeof(k) - 1) /* k: a string literal */
 
 /* A NUL-terminated copy of n's text (a string without its quotes); false when too long. */
 static bool copy_text(char out[FAST_TEXT_MAX], const struct jtape *t, const struct jt_node *n,
@@ -271,12 +274,13 @@ static int request(struct callset *cs, const struct chan_line *l, const struct f
 	    session_method(method) || !strncmp(method, "tasks/", 6) ||
 	    (f->params && f->params->type != JT_OBJ))
 		return 0;
-	if (l->dir == CHAN_IN && (get(t, f->params, "_meta") || get(t, f->params, "traceparent")))
+	if (l->dir == CHAN_IN &&
+	    (MEMBER(t, f->params, "_meta") || MEMBER(t, f->params, "traceparent")))
 		return 0; /* identity.c reads these */
 	if (!strcmp(method, "tools/call")) {
-		name = get(t, f->params, "name");
+		name = MEMBER(t, f->params, "name");
 		name = name && name->type == JT_STR ? name : NULL;
-		args = get(t, f->params, "arguments");
+		args = MEMBER(t, f->params, "arguments");
 	}
 	if ((name && name->esc) || (args && args_dump(&a, t, args))) {
 		args_fini(&a);
@@ -311,15 +315,15 @@ static int response(struct callset *cs, const struct chan_line *l, const struct 
 {
 	enum chan_dir req = l->dir == CHAN_IN ? CHAN_OUT : CHAN_IN;
 	const struct jtape *t = f->t;
-	const struct jt_node *code = get(t, f->error, "code");
-	const struct jt_node *is_error = get(t, f->result, "isError");
+	const struct jt_node *code = MEMBER(t, f->error, "code");
+	const struct jt_node *is_error = MEMBER(t, f->result, "isError");
 	char id[FAST_TEXT_MAX], buf[CALL_SHOW_MAX + 1], *shown;
 	struct dump d = {.t = t, .buf = buf, .cap = sizeof(buf)};
 	struct call *c;
 
 	if (!id_canon(id, t, f->id) || !(c = callset__pending(cs, req, id)) || c->task_ref ||
 	    (c->dir == CHAN_IN && c->method && session_method(c->method)) ||
-	    get(t, f->result, "task") || get(t, f->result, "_meta") ||
+	    MEMBER(t, f->result, "task") || MEMBER(t, f->result, "_meta") ||
 	    emit(&d, f->error ? f->error : f->result) == D_NO)
 		return 0; /* tasks and identities are read by jsonrpc.c */
 	if (!(shown = call_text_short(buf, d.len, CALL_SHOW_MAX)))
@@ -353,11 +357,11 @@ int jsonrpc_fast_line(struct callset *cs, const struct chan_line *l)
 	int done = 0;
 
 	if (msgclass_tape(&t, l->data, l->len)) {
-		f.id = get(&t, &t.n[0], "id");
-		f.method = get(&t, &t.n[0], "method");
-		f.params = get(&t, &t.n[0], "params");
-		f.result = get(&t, &t.n[0], "result");
-		f.error = get(&t, &t.n[0], "error");
+		f.id = MEMBER(&t, &t.n[0], "id");
+		f.method = MEMBER(&t, &t.n[0], "method");
+		f.params = MEMBER(&t, &t.n[0], "params");
+		f.result = MEMBER(&t, &t.n[0], "result");
+		f.error = MEMBER(&t, &t.n[0], "error");
 		if (f.method && (f.method->type != JT_STR || f.method->esc))
 			done = 0;
 		else if (f.method && f.id && f.id->type != JT_NULL)
