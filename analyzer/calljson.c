@@ -1,6 +1,7 @@
 /*
  * calljson.c - the JSON forms a call keeps (see calls.h): canonical ids, compact dumps cut to a
- * bound without dumping more than the cut needs, and the arguments' digest.
+ * bound without dumping more than the cut needs, and the arguments' digest - from a jansson
+ * value, or from dumps the channel's fast path wrote itself.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -17,8 +18,7 @@ char *call_id_canon(const json_t *id)
 	return json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
-/* Text s[0..len) cut to max bytes as call_json_short says, in a new string. */
-static char *cut_copy(const char *s, size_t len, size_t max)
+char *call_text_short(const char *s, size_t len, size_t max)
 {
 	size_t n = len;
 	char *out;
@@ -69,7 +69,7 @@ static char *json_short(const json_t *v, size_t max, bool *cut)
 	if (json_dump_callback(v, bounded_put, &b, flags) && b.len <= max)
 		out = NULL;
 	else
-		out = cut_copy(b.buf, b.len, max);
+		out = call_text_short(b.buf, b.len, max);
 	*cut = b.len > max;
 	if (b.buf != stack)
 		free(b.buf);
@@ -104,12 +104,12 @@ static bool keys_sorted(const json_t *v, int depth)
 	return true;
 }
 
-static void digest_hex(const char *json, char out[17])
+static void digest_hex(const char *json, size_t len, char out[17])
 {
 	uint8_t h[32];
 	static const char hex[] = "0123456789abcdef";
 
-	crypto_generichash(h, sizeof(h), (const uint8_t *)json, strlen(json), NULL, 0);
+	crypto_generichash(h, sizeof(h), (const uint8_t *)json, len, NULL, 0);
 	for (int i = 0; i < 8; i++) {
 		out[2 * i] = hex[h[i] >> 4];
 		out[2 * i + 1] = hex[h[i] & 15];
@@ -117,16 +117,22 @@ static void digest_hex(const char *json, char out[17])
 	out[16] = '\0';
 }
 
+/* The shown form of the arguments from their full form (the same when short enough). */
+static char *show_of(char *full)
+{
+	size_t len = full ? strlen(full) : 0;
+
+	return len <= CALL_SHOW_MAX ? full : call_text_short(full, len, CALL_SHOW_MAX);
+}
+
 /* The arguments' three forms from one dump when it is short and already in key order. */
 int call_args_forms(const struct json_t *args, char **show, char **full, char digest[17])
 {
 	char *canon;
-	size_t len;
 	bool cut;
 
 	*full = json_short(args, CALL_EVSTR_MAX, &cut);
-	len = *full ? strlen(*full) : 0;
-	*show = len <= CALL_SHOW_MAX ? *full : cut_copy(*full, len, CALL_SHOW_MAX);
+	*show = show_of(*full);
 	canon = *full && !cut && keys_sorted(args, 0)
 			? *full
 			: json_dumps(args, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
@@ -136,8 +142,19 @@ int call_args_forms(const struct json_t *args, char **show, char **full, char di
 			free(canon);
 		return -ENOMEM;
 	}
-	digest_hex(canon, digest);
+	digest_hex(canon, strlen(canon), digest);
 	if (canon != *full)
 		free(canon);
+	return 0;
+}
+
+int call_args_forms_dump(const char *dump, size_t len, const char *sorted, size_t sorted_len,
+			 char **show, char **full, char digest[17])
+{
+	*full = call_text_short(dump, len, CALL_EVSTR_MAX);
+	*show = show_of(*full);
+	if (!*show || !*full)
+		return -ENOMEM;
+	digest_hex(sorted, sorted_len, digest);
 	return 0;
 }

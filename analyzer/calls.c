@@ -188,6 +188,15 @@ bool call_task_terminal(const char *status)
 			  !strcmp(status, "cancelled"));
 }
 
+/* True when strbuf_escape copies s[0..n) as it is: printable ASCII without a backslash. */
+static bool plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((uint8_t)s[i] < 0x20 || (uint8_t)s[i] > 0x7e || s[i] == '\\')
+			return false;
+	return true;
+}
+
 /* An escaped copy of its own size (a strbuf's capacity is a power of two: every call keeps
  * its method and tool). */
 static char *escaped(const char *s, size_t n)
@@ -195,6 +204,8 @@ static char *escaped(const char *s, size_t n)
 	struct strbuf sb = STRBUF_INIT;
 	char *out;
 
+	if (plain(s, n))
+		return strndup(s, n);
 	strbuf_escape(&sb, (const uint8_t *)s, n, 0);
 	out = strbuf_str(&sb) ? strdup(strbuf_str(&sb)) : NULL;
 	strbuf_fini(&sb);
@@ -203,7 +214,7 @@ static char *escaped(const char *s, size_t n)
 
 /* --- evidence strings ----------------------------------------------------------------------- */
 
-static int ev_push(struct call *c, const char *s, size_t n)
+int call_evidence_push(struct call *c, const char *s, size_t n)
 {
 	char **v, *d;
 
@@ -225,21 +236,20 @@ static int ev_push(struct call *c, const char *s, size_t n)
 	return 0;
 }
 
-/* A string argument, and the forms a server turns it into: "~/x" under HOME, "file://x". */
-static int ev_string(struct callset *cs, struct call *c, const char *s, size_t n)
+int callset__evidence_string(struct callset *cs, struct call *c, const char *s, size_t n)
 {
 	char buf[CALL_EVSTR_MAX + 1];
-	int err = ev_push(c, s, n);
+	int err = call_evidence_push(c, s, n);
 
 	if (!err && n > 2 && s[0] == '~' && s[1] == '/' && cs->home) {
 		int k = snprintf(buf, sizeof(buf), "%s%.*s", cs->home, (int)(n - 1), s + 1);
 
 		if (k > 0)
-			err = ev_push(c, buf,
+			err = call_evidence_push(c, buf,
 				      (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
 	}
 	if (!err && n > 7 && !strncmp(s, "file://", 7))
-		err = ev_push(c, s + 7, n - 7);
+		err = call_evidence_push(c, s + 7, n - 7);
 	return err;
 }
 
@@ -254,11 +264,11 @@ static int ev_walk(struct callset *cs, struct call *c, const json_t *v, int dept
 	if (depth > 16)
 		return 0;
 	if (json_is_string(v))
-		return ev_string(cs, c, json_string_value(v),
+		return callset__evidence_string(cs, c, json_string_value(v),
 				 strnlen(json_string_value(v), json_string_length(v)));
 	if (json_is_integer(v)) {
 		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-		return ev_push(c, num, strlen(num));
+		return call_evidence_push(c, num, strlen(num));
 	}
 	if (json_is_array(v))
 		json_array_foreach(v, i, x) if ((err = ev_walk(cs, c, x, depth + 1))) return err;
@@ -270,6 +280,13 @@ static int ev_walk(struct callset *cs, struct call *c, const json_t *v, int dept
 
 /* --- opening a call ------------------------------------------------------------------------- */
 
+int call_set_tool(struct call *c, const char *s, size_t n)
+{
+	free(c->tool);
+	c->tool = escaped(s, n);
+	return c->tool ? 0 : -ENOMEM;
+}
+
 /* tools/call: the tool name and its arguments; otherwise the params are the arguments. */
 static int fill_request(struct callset *cs, struct call *c, const json_t *params)
 {
@@ -278,8 +295,9 @@ static int fill_request(struct callset *cs, struct call *c, const json_t *params
 	int err;
 
 	if (c->method && !strcmp(c->method, "tools/call")) {
-		if (json_is_string(name))
-			c->tool = escaped(json_string_value(name), json_string_length(name));
+		if (json_is_string(name) &&
+		    call_set_tool(c, json_string_value(name), json_string_length(name)))
+			return -ENOMEM;
 		args = json_object_get(params, "arguments");
 	}
 	if (!args)
@@ -456,23 +474,38 @@ static int add_task(struct callset *cs, struct call *c, const json_t *task)
 	return 0;
 }
 
+static void answer(struct call *c, char *shown, enum call_status status, int64_t code,
+		   uint64_t ts, uint64_t record)
+{
+	c->resp_ts = ts;
+	c->resp_record = record;
+	free(c->result);
+	c->result = shown;
+	c->status = status;
+	c->error_code = code;
+}
+
+void call_answered(struct call *c, char *shown, enum call_status status, int64_t code, uint64_t ts,
+		   uint64_t record)
+{
+	answer(c, shown, status, code, ts, record);
+	end_at(c, ts, END_RESPONSE);
+}
+
 void callset__answer(struct callset *cs, struct call *c, const json_t *result, const json_t *error,
 		     uint64_t ts, uint64_t record)
 {
 	const json_t *task = json_object_get(result, "task");
 	const json_t *code = json_object_get(error, "code");
+	char *shown = call_json_short(error ? error : result ? result : json_null(), CALL_SHOW_MAX);
 
-	c->resp_ts = ts;
-	c->resp_record = record;
-	free(c->result);
-	c->result = call_json_short(error ? error : result ? result : json_null(), CALL_SHOW_MAX);
-	if (error) {
-		c->status = CALL_ERROR;
-		c->error_code = json_is_integer(code) ? json_integer_value(code) : 0;
-	} else {
-		c->status = json_is_true(json_object_get(result, "isError")) ? CALL_TOOL_ERROR
-									     : CALL_OK;
-	}
+	if (error)
+		answer(c, shown, CALL_ERROR, json_is_integer(code) ? json_integer_value(code) : 0,
+		       ts, record);
+	else
+		answer(c, shown,
+		       json_is_true(json_object_get(result, "isError")) ? CALL_TOOL_ERROR : CALL_OK,
+		       0, ts, record);
 	if (json_is_object(task) && json_object_get(task, "taskId") &&
 	    !json_object_get(result, "content") && add_task(cs, c, task) == 0 && c->task_id) {
 		if (call_task_terminal(c->task_status))

@@ -126,8 +126,10 @@ struct callset;
 struct callset *callset__new(uint64_t grace_ns, const char *home);
 void callset__free(struct callset *cs);
 
-/* The channel callbacks that feed this set (jsonrpc.c). */
+/* The channel callbacks that feed this set (jsonrpc.c); the same reading every line with
+ * jansson, without the fast path (the reference, for the tests). */
 extern const struct chan_ops callset_chan_ops;
+extern const struct chan_ops callset_chan_ops_jansson;
 
 /* Calls in index order; valid until the set is freed (adding calls does not move them). */
 size_t callset__count(const struct callset *cs);
@@ -157,6 +159,20 @@ struct call *callset__pending(struct callset *cs, enum chan_dir dir, const char 
 /* Records a response on c (result or error may be NULL). */
 void callset__answer(struct callset *cs, struct call *c, const struct json_t *result,
 		     const struct json_t *error, uint64_t ts, uint64_t record);
+/* The same for a plain response (no task) whose parts were read elsewhere (the channel's fast
+ * path, jsonrpc_fast.c): shown (call_json_short of the error or result, owned by c from now
+ * on), status and code. */
+void call_answered(struct call *c, char *shown, enum call_status status, int64_t code, uint64_t ts,
+		   uint64_t record);
+/* The parts of a request that fill_request reads from its params, for the same: the tool name
+ * (s[0..n), escaped here), argument strings and integers for evidence matching (a string also in
+ * the forms a server turns it into: "~/x" under HOME, "file://x"). 0 or -ENOMEM. */
+int call_set_tool(struct call *c, const char *s, size_t n);
+int callset__evidence_string(struct callset *cs, struct call *c, const char *s, size_t n);
+int call_evidence_push(struct call *c, const char *s, size_t n);
+/* The fast path of the channel callbacks (jsonrpc_fast.c): 1 when it read the whole line l,
+ * 0 when it declined it (nothing was done), or -ENOMEM. */
+int jsonrpc_fast_line(struct callset *cs, const struct chan_line *l);
 /* A cancellation of c at ts. */
 void callset__cancel(struct callset *cs, struct call *c, uint64_t ts);
 /* A task reached status at ts (terminal or not). */
@@ -175,6 +191,12 @@ char *call_json_short(const struct json_t *v, size_t max);
  * the hex of the first 8 bytes of BLAKE2b-256 of their key-sorted compact JSON. 0 or -ENOMEM
  * (what was made is left for the caller to free). */
 int call_args_forms(const struct json_t *args, char **show, char **full, char digest[17]);
+/* The same from the compact dump of the arguments (len bytes) and their key-sorted compact dump
+ * (sorted, sorted_len bytes; may be dump itself). */
+int call_args_forms_dump(const char *dump, size_t len, const char *sorted, size_t sorted_len,
+			 char **show, char **full, char digest[17]);
+/* s[0..len) cut to max bytes as call_json_short cuts its dump; NULL on ENOMEM. */
+char *call_text_short(const char *s, size_t len, size_t max);
 /* "completed", "failed", "cancelled" */
 bool call_task_terminal(const char *status);
 

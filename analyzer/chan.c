@@ -3,7 +3,9 @@
  *
  * Per direction: `next` is the offset of the first byte not yet placed; frames at `next` are
  * consumed at once, later ones wait in a list sorted by offset. Consuming feeds the line
- * builder, which keeps the current line's bytes (up to line_max) and a jscan of all of them.
+ * builder, which keeps the current line's bytes (up to line_max); the jscan of a line kept
+ * whole runs over them only when the callback asks for it, that of an overlong line as its
+ * bytes come.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -37,7 +39,7 @@ struct stream {
 	bool may_resync;	    /* ... unless the next bytes start a write with '{' or '[' */
 	uint64_t skipped, skip_off; /* bytes dropped while skipping, from skip_off */
 	uint64_t last_ts, last_record;
-	struct jscan scan;
+	struct chan_scan scan;
 	struct chan_stats st;
 };
 
@@ -130,7 +132,7 @@ static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t rec
 		.ts = ts,
 		.record = record,
 		.flags = s->flags | extra,
-		.scan = c->ops.no_scan ? NULL : &s->scan,
+		.scan_ = c->ops.no_scan ? NULL : &s->scan,
 	};
 	int err;
 
@@ -149,21 +151,46 @@ static int line_emit(struct chan *c, struct stream *s, uint64_t ts, uint64_t rec
 	return err;
 }
 
+static void scan_feed(struct chan_scan *sc, const uint8_t *p, size_t n)
+{
+	if (!sc->begun) {
+		jscan_init(&sc->js);
+		sc->begun = true;
+	}
+	if (n)
+		jscan_feed(&sc->js, p, n);
+	sc->fed += n;
+}
+
+const struct jscan *chan_line_scan(const struct chan_line *l)
+{
+	struct chan_scan *sc = l->scan_;
+
+	if (!sc)
+		return NULL;
+	if (!sc->begun || (l->data && sc->fed < l->len))
+		scan_feed(sc, l->data ? l->data + sc->fed : NULL,
+			  l->data ? (size_t)(l->len - sc->fed) : 0);
+	return &sc->js;
+}
+
 static int line_append(struct chan *c, struct stream *s, const uint8_t *p, size_t n, uint64_t off)
 {
 	if (!s->in_line) {
 		s->in_line = true;
 		s->line_off = off;
-		if (!c->ops.no_scan)
-			jscan_init(&s->scan);
+		s->scan.fed = 0;
+		s->scan.begun = false;
 	}
-	if (!c->ops.no_scan)
-		jscan_feed(&s->scan, p, n);
 	s->line_len += n;
-	if (s->flags & CHAN_L_OVERLONG)
-		return 0;
-	if (s->line_len > c->line_max) {
-		s->flags |= CHAN_L_OVERLONG;
+	if (!(s->flags & CHAN_L_OVERLONG) && s->line_len > c->line_max) {
+		s->flags |= CHAN_L_OVERLONG; /* no longer kept: scanned now and as the bytes come */
+		if (!c->ops.no_scan && s->kept > s->scan.fed)
+			scan_feed(&s->scan, s->buf + s->scan.fed, s->kept - (size_t)s->scan.fed);
+	}
+	if (s->flags & CHAN_L_OVERLONG) {
+		if (!c->ops.no_scan)
+			scan_feed(&s->scan, p, n);
 		return 0;
 	}
 	if (s->kept + n + 1 > s->cap) {

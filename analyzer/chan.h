@@ -40,24 +40,36 @@ enum chan_line_flag {
 	CHAN_L_UNTERMINATED = 4u, /* ended by a hole or the end of the trace, not a newline */
 };
 
+/* The scanner of a line, run when first asked for (chan_line_scan). */
+struct chan_scan {
+	struct jscan js;
+	uint64_t fed; /* bytes of the line fed to js */
+	bool begun;   /* js was initialised for this line */
+};
+
 /* One line, valid during the callback. */
 struct chan_line {
 	enum chan_dir dir;
-	uint64_t offset;	  /* stream offset of its first byte */
-	uint64_t len;		  /* its length without the newline */
-	const uint8_t *data;	  /* the bytes, or NULL when CHAN_L_OVERLONG */
-	uint64_t ts;		  /* timestamp of the frame that completed it */
-	uint64_t record;	  /* record index of that frame */
-	unsigned flags;		  /* CHAN_L_* */
-	const struct jscan *scan; /* the scanner's view of all of its bytes (NULL: ops.no_scan) */
+	uint64_t offset;	 /* stream offset of its first byte */
+	uint64_t len;		 /* its length without the newline */
+	const uint8_t *data;	 /* the bytes, or NULL when CHAN_L_OVERLONG */
+	uint64_t ts;		 /* timestamp of the frame that completed it */
+	uint64_t record;	 /* record index of that frame */
+	unsigned flags;		 /* CHAN_L_* */
+	struct chan_scan *scan_; /* read it with chan_line_scan */
 };
+
+/* The scanner's view of all of l's bytes (NULL when ops.no_scan). A line kept whole is scanned
+ * the first time this is asked (a line that needs no scan costs none); an overlong one was
+ * scanned as its bytes came. */
+const struct jscan *chan_line_scan(const struct chan_line *l);
 
 struct chan_ops {
 	/* A line; returns 0 or -errno (stops the channel). */
 	int (*line)(void *ctx, const struct chan_line *l);
 	/* A problem of the stream at offset (one line of text, no trailing newline). */
 	void (*note)(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg);
-	/* the line callback never reads chan_line.scan: no scanner runs, scan is NULL */
+	/* the line callback never calls chan_line_scan: no scanner runs, it returns NULL */
 	bool no_scan;
 };
 

@@ -7,6 +7,9 @@
  * valid JSON is reported with its stream offset and skipped. A line that was cut by a gap or
  * is longer than the limit cannot be decoded: the scanner's view of it (top-level id, method,
  * result/error) still opens or ends the call, which is marked incomplete.
+ *
+ * A whole line goes to the fast path first (jsonrpc_fast.c), which reads the common messages
+ * without a jansson tree and declines, before doing anything, every line it is not sure of.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -257,7 +260,7 @@ static int on_value(struct msgctx *m, const json_t *v)
 
 static void parse_failed(struct msgctx *m, const json_error_t *je)
 {
-	const struct jscan *sc = m->l->scan;
+	const struct jscan *sc = chan_line_scan(m->l);
 	struct strbuf sb = STRBUF_INIT;
 	size_t n = m->l->len < 60 ? (size_t)m->l->len : 60;
 
@@ -294,7 +297,7 @@ static int decode_line(struct msgctx *m)
 	json_t *v;
 	int err;
 
-	if (bad < len && jscan_end(l->scan) == JSCAN_BALANCED) {
+	if (bad < len && jscan_end(chan_line_scan(l)) == JSCAN_BALANCED) {
 		m->invalid_utf8 = true;
 		callset__note(
 			m->cs, l->ts,
@@ -328,7 +331,7 @@ static json_t *token_value(const struct jscan_token *t)
 /* A line that cannot be decoded whole: what the scanner saw of it. */
 static int scanned_line(struct msgctx *m)
 {
-	const struct jscan *sc = m->l->scan;
+	const struct jscan *sc = chan_line_scan(m->l);
 	json_t *id = token_value(&sc->id), *method = token_value(&sc->method);
 	json_t *fake = json_object();
 	int err = 0;
@@ -354,16 +357,30 @@ static int scanned_line(struct msgctx *m)
 	return err;
 }
 
-static int on_line(void *ctx, const struct chan_line *l)
+static int line(void *ctx, const struct chan_line *l, bool fast)
 {
 	struct msgctx m = {.cs = ctx, .l = l};
+	int done;
 
-	if (jscan_end(l->scan) == JSCAN_EMPTY)
+	/* what the fast path reads is one valid JSON object: the scanner would say balanced */
+	if (fast && l->data && !(l->flags & CHAN_L_GAP) && (done = jsonrpc_fast_line(ctx, l)))
+		return done < 0 ? done : 0;
+	if (jscan_end(chan_line_scan(l)) == JSCAN_EMPTY)
 		return 0;
 	if (!l->data || (l->flags & CHAN_L_GAP) ||
-	    ((l->flags & CHAN_L_UNTERMINATED) && jscan_end(l->scan) != JSCAN_BALANCED))
+	    ((l->flags & CHAN_L_UNTERMINATED) && jscan_end(chan_line_scan(l)) != JSCAN_BALANCED))
 		return scanned_line(&m);
 	return decode_line(&m);
+}
+
+static int on_line(void *ctx, const struct chan_line *l)
+{
+	return line(ctx, l, true);
+}
+
+static int on_line_jansson(void *ctx, const struct chan_line *l)
+{
+	return line(ctx, l, false);
 }
 
 static void on_note(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, const char *msg)
@@ -373,3 +390,4 @@ static void on_note(void *ctx, enum chan_dir dir, uint64_t offset, uint64_t ts, 
 }
 
 const struct chan_ops callset_chan_ops = {.line = on_line, .note = on_note};
+const struct chan_ops callset_chan_ops_jansson = {.line = on_line_jansson, .note = on_note};

@@ -23,6 +23,7 @@ struct span {
 	size_t n;
 	enum vtype type;
 	bool esc;      /* a string with a backslash */
+	bool recoded;  /* a string with \u or \/ escapes: jansson writes it otherwise */
 	bool neg_zero; /* an integer written -0 (jansson writes it 0) */
 };
 
@@ -35,6 +36,8 @@ struct members {
 struct lite {
 	const uint8_t *p, *end;
 	unsigned depth;
+	struct jtape *tape;	/* NULL: validate only */
+	const struct span *key; /* the key of the value that comes next (tape) */
 };
 
 static bool value(struct lite *j, struct span *v, struct members *m);
@@ -79,7 +82,7 @@ static bool string(struct lite *j, struct span *v)
 
 	v->type = VT_STR;
 	v->s = p;
-	v->esc = false;
+	v->esc = v->recoded = false;
 	while (p < end) {
 		uint8_t c = *p;
 
@@ -98,9 +101,13 @@ static bool string(struct lite *j, struct span *v)
 			if (c == 'u') {
 				if (!u_escape(p + 1, end))
 					return false;
+				v->recoded = true;
 				p += 6;
-			} else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' ||
-				   c == 'n' || c == 'r' || c == 't') {
+			} else if (c == '/') {
+				v->recoded = true;
+				p += 2;
+			} else if (c == '"' || c == '\\' || c == 'b' || c == 'f' || c == 'n' ||
+				   c == 'r' || c == 't') {
 				p += 2;
 			} else {
 				return false;
@@ -240,10 +247,11 @@ static bool object(struct lite *j, struct members *m)
 		if (j->p >= j->end || *j->p != '"' || !string(j, &k))
 			return false;
 		skip_ws(j);
-		if (j->p >= j->end || *j->p != ':')
-			return false;
+		if (j->p >= j->end || *j->p != ':' || (j->tape && k.esc))
+			return false; /* the tape finds members by their text: no escaped key */
 		j->p++;
 		skip_ws(j);
+		j->key = &k;
 		if (!value(j, &v, NULL) || (m && !note_member(m, &k, &v)))
 			return false;
 		if ((sep = separator(j, '}')) <= 0)
@@ -274,12 +282,12 @@ static bool array(struct lite *j, struct members *m)
 }
 
 /* m (may be NULL): where an object's members go when it is the classified one. */
-static bool value(struct lite *j, struct span *v, struct members *m)
+static bool value_of(struct lite *j, struct span *v, struct members *m)
 {
 	bool ok;
 
 	v->type = VT_NONE;
-	v->esc = v->neg_zero = false;
+	v->esc = v->recoded = v->neg_zero = false;
 	if (j->p >= j->end)
 		return false;
 	switch (*j->p) {
@@ -302,6 +310,88 @@ static bool value(struct lite *j, struct span *v, struct members *m)
 	default:
 		return number(j, v);
 	}
+}
+
+/* --- the tape ------------------------------------------------------------------------------- */
+
+static bool tape_grow(struct jtape *t)
+{
+	struct jt_node *n;
+
+	if (t->cap >= JT_NODES_MAX)
+		return false;
+	n = realloc(t->n == t->small ? NULL : t->n, 2 * t->cap * sizeof(*n));
+	if (!n)
+		return false;
+	if (t->n == t->small)
+		memcpy(n, t->small, sizeof(t->small));
+	t->n = n;
+	t->cap *= 2;
+	return true;
+}
+
+static bool tape_open(struct lite *j, uint32_t *at)
+{
+	struct jtape *t = j->tape;
+	struct jt_node *n;
+
+	if (t->count == t->cap && !tape_grow(t))
+		return false;
+	*at = t->count++;
+	n = &t->n[*at];
+	n->start = (uint32_t)(j->p - t->text);
+	n->member = j->key != NULL;
+	n->key = j->key ? (uint32_t)(j->key->s - t->text) : 0;
+	n->key_len = j->key ? (uint32_t)j->key->n : 0;
+	j->key = NULL;
+	return true;
+}
+
+/* jansson keeps the last of repeated keys: a tape never has them. */
+static bool keys_unique(const struct jtape *t, uint32_t obj)
+{
+	const struct jt_node *end = &t->n[t->n[obj].next], *a, *b;
+
+	for (a = &t->n[obj + 1]; a < end; a = &t->n[a->next])
+		for (b = &t->n[a->next]; b < end; b = &t->n[b->next])
+			if (a->key_len == b->key_len &&
+			    !memcmp(t->text + a->key, t->text + b->key, a->key_len))
+				return false;
+	return true;
+}
+
+static bool tape_close(struct lite *j, uint32_t at, const struct span *v)
+{
+	static const uint8_t type[] = {[VT_STR] = JT_STR,
+				       [VT_INT] = JT_INT,
+				       [VT_REAL] = JT_REAL,
+				       [VT_OBJ] = JT_OBJ,
+				       [VT_ARR] = JT_ARR};
+	struct jtape *t = j->tape;
+	struct jt_node *n = &t->n[at];
+	uint8_t first = t->text[n->start];
+
+	n->len = (uint32_t)(j->p - t->text) - n->start;
+	n->next = t->count;
+	n->type = v->type == VT_LIT ? (first == 't'   ? JT_TRUE
+				       : first == 'f' ? JT_FALSE
+						      : JT_NULL)
+				    : type[v->type];
+	n->esc = v->esc;
+	n->canon = !v->recoded && !v->neg_zero && v->type != VT_REAL;
+	return n->type != JT_OBJ || keys_unique(t, at);
+}
+
+/* Every value is recorded when there is a tape. */
+static bool value(struct lite *j, struct span *v, struct members *m)
+{
+	uint32_t at = 0;
+
+	if (j->tape && !tape_open(j, &at))
+		return false;
+	if (!value_of(j, v, m))
+		return false;
+	return !j->tape || tape_close(j, at, v);
 }
 
 /* The top-level value: an object is classified, a batch by its first element. */
@@ -401,4 +491,29 @@ void msgclass_fini(struct msgclass *mc)
 	json_decref(mc->doc);
 	mc->id = NULL;
 	mc->doc = NULL;
+}
+
+bool msgclass_tape(struct jtape *t, const uint8_t *data, size_t len)
+{
+	struct lite j = {.p = data, .end = data + len, .tape = t};
+	struct span top;
+
+	t->text = data;
+	t->n = t->small;
+	t->count = 0;
+	t->cap = JT_NODES_INLINE;
+	if (!data || len > UINT32_MAX)
+		return false;
+	skip_ws(&j);
+	if (j.p >= j.end || *j.p != '{' || !value(&j, &top, NULL))
+		return false;
+	skip_ws(&j);
+	return j.p == j.end;
+}
+
+void jtape_fini(struct jtape *t)
+{
+	if (t->n != t->small)
+		free(t->n);
+	t->n = t->small;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "msgclass.h"
+#include "mutate.h"
 
 static const char *const lines[] = {
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
@@ -121,30 +122,7 @@ START_TEST(mutations)
 		size_t n = strlen(src), edits = 1 + (unsigned)rand_r(&seed) % 4;
 
 		memcpy(buf, src, n);
-		for (size_t e = 0; e < edits && n + 1 < sizeof(buf); e++) {
-			size_t at = n ? (unsigned)rand_r(&seed) % n : 0;
-			uint8_t c = rand_r(&seed) % 2 ? (uint8_t)special[(unsigned)rand_r(&seed) %
-									 (sizeof(special) - 1)]
-						       : (uint8_t)rand_r(&seed);
-
-			switch (rand_r(&seed) % 3) {
-			case 0:
-				if (n)
-					buf[at] = c;
-				break;
-			case 1:
-				memmove(buf + at + 1, buf + at, n - at);
-				buf[at] = c;
-				n++;
-				break;
-			default:
-				if (n) {
-					memmove(buf + at, buf + at + 1, n - at - 1);
-					n--;
-				}
-				break;
-			}
-		}
+		n = mutate_bytes(buf, n, sizeof(buf), 0, edits, special, &seed);
 		check_same(buf, n);
 	}
 }
