@@ -178,6 +178,11 @@ Mcpt__Event *mcpt_unwire_event(ProtobufCAllocator *a, size_t len, const uint8_t 
 ProtobufCMessage *mcpt_unwire_flat(const ProtobufCMessageDescriptor *d, ProtobufCAllocator *a,
 				   size_t len, const uint8_t *data);
 
+/* A PathDef written as writers write it (id, then value, each once) into out, its value
+ * pointing into data (no copy: use it before data goes); false for any other layout (then
+ * decode it in full). What it gives is what protobuf-c's unpack gives. */
+bool mcpt_unwire_path_def_view(size_t len, const uint8_t *data, Mcpt__PathDef *out);
+
 /* What a reader that skips an Event still needs of it: its op, ts and ts_delta, as
  * mcpt_unwire_event would decode them. false when mcpt_unwire_event would decline the record
  * (then parse it whole). Allocates nothing. */

@@ -321,7 +321,8 @@ struct mcpt_verify_opts {
 	/* NULL: every record is parsed and delivered. Otherwise an Event whose op (Mcpt__Op) it
 	 * refuses is framed, hashed and counted, its timestamp kept as the base of the next
 	 * Event's ts_delta, but the rest of it is neither parsed nor checked and it is not
-	 * delivered: for a read that needs a few kinds of events and whose bytes a verifying
+	 * delivered; and PathDefs only define their values for the Events delivered (resolved
+	 * as always), without a delivery of their own: for a read that needs a few kinds of events and whose bytes a verifying
 	 * read then proves (e.g. by a digest of on_read). Its report may then miss what only
 	 * those events' contents would have made it say; do not present it as a verdict. */
 	bool (*want_event)(void *ctx, uint32_t op);

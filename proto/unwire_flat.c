@@ -196,6 +196,31 @@ static bool scan(const ProtobufCMessageDescriptor *d, struct flat_scan *s, const
 	return true;
 }
 
+bool mcpt_unwire_path_def_view(size_t len, const uint8_t *data, Mcpt__PathDef *out)
+{
+	uint64_t id, vlen;
+	size_t k, off = 0;
+
+	mcpt__path_def__init(out);
+	if (len < 2 || data[0] != 0x08) /* field 1, varint */
+		return false;
+	off = 1;
+	k = mcpt_uw_varint(data + off, len - off, &id);
+	if (!k)
+		return false;
+	off += k;
+	if (off >= len || data[off] != 0x12) /* field 2, length-delimited */
+		return false;
+	off++;
+	k = mcpt_uw_varint(data + off, len - off < 5 ? len - off : 5, &vlen);
+	if (!k || vlen > INT_MAX || vlen != len - off - k)
+		return false;
+	out->id = (uint32_t)id;
+	out->value.len = (size_t)vlen;
+	out->value.data = vlen ? (uint8_t *)data + off + k : NULL;
+	return true;
+}
+
 ProtobufCMessage *mcpt_unwire_flat(const ProtobufCMessageDescriptor *d, ProtobufCAllocator *a,
 				   size_t len, const uint8_t *data)
 {

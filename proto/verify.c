@@ -325,12 +325,36 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 	return true;
 }
 
+/* A PathDef read by a caller that wants only some Events (opts.want_event): it only feeds the
+ * table that resolves them, without a parse of its own or a delivery (the events delivered
+ * carry the values). false when it is to be read like any other record. */
+static bool skip_path_def(struct vstate *v, const struct vframe *f)
+{
+	Mcpt__PathDef d;
+	const char *undecl;
+	char why[120];
+
+	if (f->rv.type != MCPT_T_PATH_DEF || !v->opts.want_event ||
+	    !mcpt_unwire_path_def_view(f->rv.body_len, f->p + f->rv.body_off, &d))
+		return false;
+	if (v->seg.chunk_n == 0)
+		v->chunk_seq++;
+	undecl = undeclared(v->features, MCPT_T_PATH_DEF, &d.base);
+	if (undecl)
+		ref_error(v, f->index, undecl);
+	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, MCPT_T_PATH_DEF, &d.base, why,
+				   sizeof(why)))
+		ref_error(v, f->index, why);
+	mcpt_segment_add(&v->seg, f->p, f->len);
+	return true;
+}
+
 static int data_record(struct vstate *v, struct vframe *f)
 {
 	uint32_t type = f->rv.type;
 	int r;
 
-	if (skip_event(v, f))
+	if (skip_event(v, f) || skip_path_def(v, f))
 		return 0;
 	if (mcpt_v_unpack_check(v, type, f->p + f->rv.body_off, f->rv.body_len)) {
 		r = mcpt_v_zero_tail_after(v, f);

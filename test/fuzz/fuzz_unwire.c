@@ -1,6 +1,7 @@
 /*
  * fuzz_unwire.c - libFuzzer target, differential: the hand-written decoders (proto/unwire.c
- * for Events and their head, proto/unwire_flat.c for PathDef, TaskDef and StdioFrame) against
+ * for Events and their head, proto/unwire_flat.c for PathDef, TaskDef and StdioFrame and the
+ * PathDef view) against
  * protobuf-c's unpack on arbitrary bytes. Whatever they decode, protobuf-c must decode too, to
  * the same fields; the Event head is declined exactly when the Event is; it aborts otherwise
  * (test/unit/check_unwire.c and check_unwire_flat.c have the same checks on chosen records).
@@ -85,6 +86,21 @@ static void flat(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_
 	protobuf_c_message_free_unpacked(ref, NULL);
 }
 
+/* A PathDef view, when given, is what protobuf-c decodes. */
+static void path_def_view(const uint8_t *data, size_t size)
+{
+	Mcpt__PathDef v, *ref;
+
+	if (!mcpt_unwire_path_def_view(size, data, &v))
+		return;
+	ref = mcpt__path_def__unpack(NULL, size, data);
+	if (!ref || ref->id != v.id || ref->value.len != v.value.len ||
+	    !ref->value.data != !v.value.data ||
+	    (v.value.len && memcmp(ref->value.data, v.value.data, v.value.len)))
+		abort();
+	mcpt__path_def__free_unpacked(ref, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flat(&mcpt__path_def__descriptor, data, size);
 	flat(&mcpt__task_def__descriptor, data, size);
 	flat(&mcpt__stdio_frame__descriptor, data, size);
+	path_def_view(data, size);
 	if (head != (mine != NULL) ||
 	    (mine && (h.op != (uint32_t)mine->op || h.ts != mine->ts ||
 		      h.ts_delta != mine->ts_delta)))

@@ -16,6 +16,9 @@
 
 enum outcome { DECODED, DECLINED_OK, DECLINED_BAD };
 
+static unsigned views; /* PathDef views given, in this test */
+static bool views_want; /* the last record compared is a PathDef with both fields */
+
 /* Every field's value in two messages of descriptor d. */
 static void same_message(const ProtobufCMessageDescriptor *d, const ProtobufCMessage *a,
 			 const ProtobufCMessage *b)
@@ -61,12 +64,35 @@ static void same_message(const ProtobufCMessageDescriptor *d, const ProtobufCMes
 	}
 }
 
+/* The view of a PathDef (mcpt_unwire_path_def_view) is what protobuf-c decodes, whenever it
+ * gives one; it gives one for every record a writer makes (random_flat_records). */
+static bool same_view(const uint8_t *p, size_t len, const ProtobufCMessage *ref)
+{
+	const Mcpt__PathDef *r = (const Mcpt__PathDef *)ref;
+	Mcpt__PathDef v;
+
+	if (!mcpt_unwire_path_def_view(len, p, &v))
+		return false;
+	ck_assert_msg(ref != NULL, "a PathDef view of a record protobuf-c refuses");
+	ck_assert_uint_eq(v.id, r->id);
+	ck_assert_uint_eq(v.value.len, r->value.len);
+	ck_assert(!v.value.data == !r->value.data);
+	if (v.value.len)
+		ck_assert_mem_eq(v.value.data, r->value.data, v.value.len);
+	return true;
+}
+
 static enum outcome compare(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len)
 {
 	ProtobufCMessage *ref = protobuf_c_message_unpack(d, NULL, len, p);
 	ProtobufCMessage *mine = mcpt_unwire_flat(d, NULL, len, p);
 	enum outcome o = mine ? DECODED : ref ? DECLINED_OK : DECLINED_BAD;
 
+	views_want = false;
+	if (d == &mcpt__path_def__descriptor) {
+		views += same_view(p, len, ref);
+		views_want = ref && ((Mcpt__PathDef *)ref)->id && ((Mcpt__PathDef *)ref)->value.len;
+	}
 	if (mine) {
 		ck_assert_msg(ref != NULL, "%s: decoded a record protobuf-c refuses (%zu bytes)",
 			      d->short_name, len);
@@ -140,8 +166,17 @@ START_TEST(random_flat_records)
 	uint64_t x = 0x9e3779b97f4a7c15ull + (uint64_t)_i;
 	uint8_t out[4096];
 
-	for (int round = 0; round < 5000; round++)
-		ck_assert_int_eq(compare(d, out, random_record(d, &x, out)), DECODED);
+	views = 0;
+	for (int round = 0; round < 5000; round++) {
+		size_t len = random_record(d, &x, out);
+
+		ck_assert_int_eq(compare(d, out, len), DECODED);
+		if (d == &mcpt__path_def__descriptor && out[0] == 0x08 && len > 2 && views_want)
+			ck_assert_msg(mcpt_unwire_path_def_view(len, out, &(Mcpt__PathDef){0}),
+				      "no view of a writer's PathDef (id and value)");
+	}
+	if (d == &mcpt__path_def__descriptor)
+		ck_assert_uint_gt(views, 1000);
 }
 END_TEST
 

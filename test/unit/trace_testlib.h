@@ -123,7 +123,8 @@ typedef void (*tl_resolved_fn)(void *ctx, enum mcpt_type type, const ProtobufCMe
 void tl_verify_resolved(const struct tl_bytes *t, bool hold, tl_resolved_fn each, void *ctx);
 struct forge;
 /* Verifies a forged trace with key 1: INVALID, E_RECORD_PARSE, exactly n_bad bad segments of
- * that code with the reasons want[], one line of message (rep is the caller's to fini). */
+ * that code with the reasons want[], one line of message (rep is the caller's to fini); and
+ * the same reasons when PathDefs only feed the table (opts.want_event, every Event wanted). */
 void tl_verify_bad_refs(const struct forge *f, const char *const *want, size_t n_bad,
 			struct mcpt_report *rep);
 
