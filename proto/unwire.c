@@ -60,27 +60,50 @@ static size_t delimited(const uint8_t *p, size_t n, size_t *len)
 	return k;
 }
 
-/* Fills s from the record; false for anything this decoder declines. */
+/* Fills s from the record; false for anything this decoder declines. One-byte tags, varints
+ * and length prefixes, nearly every field of a writer's record, take the short way. */
 static bool scan(struct scan *s, const uint8_t *p, size_t n)
 {
 	size_t off = 0, k;
 	unsigned f, wt;
+	uint32_t seen = 0;
 
-	s->seen = 0;
 	while (off < n) {
-		k = tag(p + off, n - off, &f, &wt);
-		if (!k || wt != wire_type[f] || (s->seen & (1u << f)))
+		if (p[off] < 0x80) {
+			f = p[off] >> 3;
+			wt = p[off] & 7;
+			off++;
+			if (f < 1) /* one byte: f <= 15 <= EV_FIELDS */
+				return false;
+		} else {
+			k = tag(p + off, n - off, &f, &wt);
+			if (!k)
+				return false;
+			off += k;
+		}
+		if (wt != wire_type[f] || (seen & (1u << f)))
 			return false;
-		s->seen |= 1u << f;
-		off += k;
-		if (wt == 0)
+		seen |= 1u << f;
+		if (off < n && p[off] < 0x80) { /* a one-byte varint or length prefix */
+			k = 1;
+			if (wt == 0)
+				s->num[f] = p[off];
+			else if ((s->len[f] = p[off]) > n - off - 1)
+				return false;
+		} else if (wt == 0) {
 			k = mcpt_uw_varint(p + off, n - off, &s->num[f]);
-		else if ((k = delimited(p + off, n - off, &s->len[f])))
-			s->at[f] = p + off + k;
+		} else {
+			k = delimited(p + off, n - off, &s->len[f]);
+		}
 		if (!k)
 			return false;
-		off += k + (wt == 2 ? s->len[f] : 0);
+		off += k;
+		if (wt == 2) {
+			s->at[f] = p + off;
+			off += s->len[f];
+		}
 	}
+	s->seen = seen;
 	return true;
 }
 
