@@ -461,21 +461,21 @@ static void decode_dns(struct ev_view *v)
 	if (v->op != MCPT__OP__OP_SENDTO && v->op != MCPT__OP__OP_SENDMSG &&
 	    v->op != MCPT__OP__OP_SENDMMSG)
 		return;
-	if (v->has_addr && is_ip_addr(&v->addr))
-		to = &v->addr;
-	else if (v->has_peer && is_ip_addr(&v->peer))
-		to = &v->peer;
+	if (v->has_addr && is_ip_addr(&v->unchecked.addr))
+		to = &v->unchecked.addr;
+	else if (v->has_peer && is_ip_addr(&v->unchecked.peer))
+		to = &v->unchecked.peer;
 	if (!v->payload.n || (to && to->port != DNS_PORT))
 		return;
 	v->has_dns = dns_decode_query(v->payload.p, v->payload.n,
-				      v->sock_type == LX_SOCK_STREAM, &v->dns);
+				      v->sock_type == LX_SOCK_STREAM, &v->unchecked.dns);
 }
 
 /* connect and send*: the address passed against the peer the kernel holds after the call
  * (IPv4-mapped IPv6 is IPv4 on both sides already). */
 static bool sock_differs(const struct ev_view *v)
 {
-	const struct mw_sockaddr *a = &v->addr, *b = &v->peer;
+	const struct mw_sockaddr *a = &v->unchecked.addr, *b = &v->unchecked.peer;
 
 	if (v->op != MCPT__OP__OP_CONNECT && v->op != MCPT__OP__OP_SENDTO &&
 	    v->op != MCPT__OP__OP_SENDMSG && v->op != MCPT__OP__OP_SENDMMSG)
@@ -498,17 +498,16 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 	v->sock_family = (int)arg_at(e, 3);
 	if (e->data.data && e->data.len) {
 		v->has_addr = true;
-		sockaddr_decode(&v->addr, e->data.data, e->data.len,
+		sockaddr_decode(&v->unchecked.addr, e->data.data, e->data.len,
 				oi->a_len >= 0 && e->n_args > (size_t)oi->a_len
 					? arg_at(e, (size_t)oi->a_len)
 					: -1);
 	}
 	if (e->data2.data && e->data2.len) {
 		v->has_peer = true;
-		sockaddr_decode(&v->peer, e->data2.data, e->data2.len, -1);
+		sockaddr_decode(&v->unchecked.peer, e->data2.data, e->data2.len, -1);
 	}
 	decode_dns(v);
-	v->differs = sock_differs(v);
 }
 
 /* The mode a chmod sets, or a creating open gives a new file. */
@@ -563,7 +562,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 {
 	const struct op_info *oi = op_find((int)e->op);
 
-	memset(v, 0, sizeof(*v));
+	memset(v, 0, offsetof(struct ev_view, unchecked)); /* see struct ev_view */
 	v->raw = e;
 	v->seq = e->seq;
 	v->ts = e->ts;
@@ -591,6 +590,11 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->ino = e->ino;
 	decode_result(v);
 	decode_op_specific(v, oi);
+}
+
+bool event_differs(const struct ev_view *v)
+{
 	if (v->family == FAM_FILE || v->family == FAM_PROCESS)
-		v->differs = file_differs(v);
+		return file_differs(v);
+	return sock_differs(v);
 }
