@@ -1,6 +1,7 @@
 /*
  * event.c - decoding of trace Event records into struct ev_view (see event.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,9 +145,28 @@ static const char *const result_names[RES_COUNT] = {
 	[RES_PENDING] = "pending",
 };
 
+/* Every record looks up its operation: by number, through an index built once (1 + its
+ * position in op_table, 0 for a number the table lacks); by search above it. */
+#define OP_INDEX_SIZE 256
+static uint8_t op_index[OP_INDEX_SIZE];
+static pthread_once_t op_index_once = PTHREAD_ONCE_INIT;
+
+static void op_index_build(void)
+{
+	for (size_t i = 0; i < N_OPS; i++)
+		if (op_table[i].op >= 0 && op_table[i].op < OP_INDEX_SIZE)
+			op_index[op_table[i].op] = (uint8_t)(i + 1);
+}
+
 static const struct op_info *op_find(int op)
 {
 	size_t lo = 0, hi = N_OPS; /* the table is sorted by number */
+
+	_Static_assert(N_OPS < 255, "op_index holds positions in a byte");
+	if (op >= 0 && op < OP_INDEX_SIZE) {
+		pthread_once(&op_index_once, op_index_build);
+		return op_index[op] ? &op_table[op_index[op] - 1] : NULL;
+	}
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
