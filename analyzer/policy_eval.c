@@ -26,18 +26,26 @@ static bool match_globs(const struct field_test *t, struct ev_bytes b)
  * under the generation the test last saw there. */
 static bool match_bytes(const struct field_test *t, const struct eval_subject *s, struct ev_bytes b)
 {
-	uint64_t gen, *tag;
+	const struct match_memo *m = t->memo;
+	uint64_t gen, *row, *w;
+	unsigned sh;
 	bool hit;
 
 	if (!b.n)
 		return false;
-	if (!t->memo || !s->strs || b.n > MEMO_BYTES)
+	if (!m || !m->rows || !s->strs || b.n > MEMO_BYTES)
 		return match_globs(t, b);
-	tag = &t->memo->tag[str_memo_slot(s->strs, b, &gen)];
-	if (*tag >> 1 == gen)
-		return *tag & 1;
+	row = &m->rows[str_memo_slot(s->strs, b, &gen) * m->words];
+	if (row[0] != gen) { /* another string since: none of its verdicts holds */
+		memset(row + 1, 0, (m->words - 1) * sizeof(*row));
+		row[0] = gen;
+	}
+	w = &row[1 + t->memo_bit / MEMO_TESTS_PER_WORD];
+	sh = t->memo_bit % MEMO_TESTS_PER_WORD * 2;
+	if (*w >> sh & 2)
+		return *w >> sh & 1;
 	hit = match_globs(t, b);
-	*tag = gen << 1 | hit;
+	*w |= (uint64_t)(2 | hit) << sh;
 	return hit;
 }
 
