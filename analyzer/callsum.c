@@ -126,9 +126,9 @@ static void describe(struct strbuf *sb, const struct ev_view *v)
 			strbuf_puts(sb, " ->"), put_path(sb, v->abs2.n ? &v->abs2 : &v->path2);
 		if (v->has_open)
 			strbuf_puts(sb, v->write_intent ? " (write)" : " (read)");
-		if (v->has_addr) {
+		if (event_addr(v)) {
 			strbuf_putc(sb, ' ');
-			sockaddr_format(sb, &v->addr);
+			sockaddr_format(sb, event_addr(v));
 		}
 	}
 	put_result(sb, v);

@@ -151,25 +151,26 @@ static int event_extra(json_t *o, const struct ev_view *v)
 		err = json_put(o, "open_flags", json_string(strbuf_str(&sb) ?: ""));
 		err = err ?: json_put(o, "write", json_boolean(v->write_intent));
 	}
-	if (!err && v->has_addr) {
+	if (!err && event_addr(v)) {
 		strbuf_reset(&sb);
-		sockaddr_format(&sb, &v->addr);
+		sockaddr_format(&sb, event_addr(v));
 		err = json_put(o, "addr", json_string(strbuf_str(&sb) ?: ""));
-		err = err ?: json_put(o, "af", json_string(sockaddr_kind_name(v->addr.kind)));
+		err = err ?: json_put(o, "af", json_string(sockaddr_kind_name(event_addr(v)->kind)));
 	}
-	if (!err && v->has_peer) {
+	if (!err && event_peer(v)) {
 		strbuf_reset(&sb);
-		sockaddr_format(&sb, &v->peer);
+		sockaddr_format(&sb, event_peer(v));
 		err = json_put(o, "peer", json_string(strbuf_str(&sb) ?: ""));
 	}
 	if (!err && v->payload.n)
 		err = json_put(o, "payload", json_bytes(v->payload.p, v->payload.n));
-	if (!err && v->has_dns)
+	if (!err && event_dns(v))
 		err = json_put(o, "dns",
 			       json_pack("{s:o,s:i}", "name",
-					 json_bytes((const uint8_t *)v->dns.name, v->dns.name_len),
-					 "qtype", (json_int_t)v->dns.qtype));
-	if (!err && v->differs)
+					 json_bytes((const uint8_t *)event_dns(v)->name,
+						    event_dns(v)->name_len),
+					 "qtype", (json_int_t)event_dns(v)->qtype));
+	if (!err && event_differs(v))
 		err = json_put(o, "differs", json_true());
 	/* DATA that no decoder above shows (a task name, memfd name, fs type, module
 	 * parameters, gids, capability sets): its bytes, escaped */

@@ -168,29 +168,30 @@ static const char *sock_type_name(int t)
 static void event_sock(struct strbuf *sb, const struct ev_view *v)
 {
 	const char *type = sock_type_name(v->sock_type & 0xf);
+	const struct dns_query *q = event_dns(v);
 
 	if (v->family != FAM_NETWORK)
 		return;
 	if (v->has_addr || v->has_peer)
 		strbuf_printf(sb, " fd=%lld", (long long)v->fd);
-	if (v->has_addr) {
+	if (event_addr(v)) {
 		strbuf_puts(sb, " addr=");
-		sockaddr_format(sb, &v->addr);
+		sockaddr_format(sb, event_addr(v));
 	}
-	if (v->has_peer) {
+	if (event_peer(v)) {
 		strbuf_puts(sb, " peer=");
-		sockaddr_format(sb, &v->peer);
+		sockaddr_format(sb, event_peer(v));
 	}
 	if (type)
 		strbuf_printf(sb, " type=%s", type);
-	if (v->has_dns) {
-		const char *t = dns_type_name(v->dns.qtype);
+	if (q) {
+		const char *t = dns_type_name(q->qtype);
 
-		put_bytes(sb, "dns", (const uint8_t *)v->dns.name, v->dns.name_len);
+		put_bytes(sb, "dns", (const uint8_t *)q->name, q->name_len);
 		if (t)
 			strbuf_printf(sb, " qtype=%s", t);
 		else
-			strbuf_printf(sb, " qtype=%u", v->dns.qtype);
+			strbuf_printf(sb, " qtype=%u", q->qtype);
 	}
 	put_bytes(sb, "payload", v->payload.p,
 		  v->payload.n > STDIO_TEXT_MAX ? STDIO_TEXT_MAX : v->payload.n);

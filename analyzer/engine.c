@@ -177,7 +177,9 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
 	} else if (e->cm) {
 		callmodel__seen(e->cm, v);
-		lazy = (struct lazy_attr){.cm = e->cm, .v = v};
+		lazy.cm = e->cm; /* a is written before it is read: not cleared */
+		lazy.v = v;
+		lazy.done = false;
 		s.attr_get = lazy_attr_get;
 		s.attr_ctx = &lazy;
 		s.calls = callmodel__calls(e->cm);

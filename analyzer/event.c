@@ -1,6 +1,7 @@
 /*
  * event.c - decoding of trace Event records into struct ev_view (see event.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,9 +145,28 @@ static const char *const result_names[RES_COUNT] = {
 	[RES_PENDING] = "pending",
 };
 
+/* Every record looks up its operation: by number, through an index built once (1 + its
+ * position in op_table, 0 for a number the table lacks); by search above it. */
+#define OP_INDEX_SIZE 256
+static uint8_t op_index[OP_INDEX_SIZE];
+static pthread_once_t op_index_once = PTHREAD_ONCE_INIT;
+
+static void op_index_build(void)
+{
+	for (size_t i = 0; i < N_OPS; i++)
+		if (op_table[i].op >= 0 && op_table[i].op < OP_INDEX_SIZE)
+			op_index[op_table[i].op] = (uint8_t)(i + 1);
+}
+
 static const struct op_info *op_find(int op)
 {
 	size_t lo = 0, hi = N_OPS; /* the table is sorted by number */
+
+	_Static_assert(N_OPS < 255, "op_index holds positions in a byte");
+	if (op >= 0 && op < OP_INDEX_SIZE) {
+		pthread_once(&op_index_once, op_index_build);
+		return op_index[op] ? &op_table[op_index[op] - 1] : NULL;
+	}
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -322,67 +342,6 @@ void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quot
 	strbuf_put(sb, "", 0);
 }
 
-/* Absolute and already normal: no empty, "." or ".." component, no trailing '/' (but "/"). */
-static bool path_is_normal(const uint8_t *p, size_t n)
-{
-	const uint8_t *end = p + n, *c, *next;
-	size_t len;
-
-	if (!n || p[0] != '/')
-		return false;
-	for (c = p + 1; n > 1; c = next + 1) {
-		next = memchr(c, '/', (size_t)(end - c));
-		len = (size_t)((next ? next : end) - c);
-		if (len == 0 || (c[0] == '.' && (len == 1 || (len == 2 && c[1] == '.'))))
-			return false;
-		if (!next)
-			break;
-	}
-	return true;
-}
-
-size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap)
-{
-	size_t len = 0, i = 0;
-
-	if (!n || p[0] != '/' || cap < 2)
-		return 0;
-	if (path_is_normal(p, n)) { /* the common case: itself, when it fits */
-		if (n >= cap)
-			return 0;
-		memcpy(out, p, n);
-		out[n] = '\0';
-		return n;
-	}
-	while (i < n) {
-		size_t j = i, k;
-
-		while (j < n && p[j] == '/')
-			j++;
-		for (k = j; k < n && p[k] != '/'; k++)
-			;
-		if (k - j == 1 && p[j] == '.') {
-			/* "." */
-		} else if (k - j == 2 && p[j] == '.' && p[j + 1] == '.') {
-			while (len > 0 && out[len - 1] != '/')
-				len--;
-			if (len > 0)
-				len--; /* the '/' before it */
-		} else if (k > j) {
-			if (len + 1 + (k - j) >= cap)
-				return 0;
-			out[len++] = '/';
-			memcpy(out + len, p + j, k - j);
-			len += k - j;
-		}
-		i = k;
-	}
-	if (len == 0)
-		out[len++] = '/';
-	out[len] = '\0';
-	return len;
-}
-
 /* The path the process named (made absolute in kernel, or absolute as passed), normalised,
  * against the file actually opened. */
 static bool file_differs(const struct ev_view *v)
@@ -461,21 +420,21 @@ static void decode_dns(struct ev_view *v)
 	if (v->op != MCPT__OP__OP_SENDTO && v->op != MCPT__OP__OP_SENDMSG &&
 	    v->op != MCPT__OP__OP_SENDMMSG)
 		return;
-	if (v->has_addr && is_ip_addr(&v->addr))
-		to = &v->addr;
-	else if (v->has_peer && is_ip_addr(&v->peer))
-		to = &v->peer;
+	if (v->has_addr && is_ip_addr(&v->unchecked.addr))
+		to = &v->unchecked.addr;
+	else if (v->has_peer && is_ip_addr(&v->unchecked.peer))
+		to = &v->unchecked.peer;
 	if (!v->payload.n || (to && to->port != DNS_PORT))
 		return;
 	v->has_dns = dns_decode_query(v->payload.p, v->payload.n,
-				      v->sock_type == LX_SOCK_STREAM, &v->dns);
+				      v->sock_type == LX_SOCK_STREAM, &v->unchecked.dns);
 }
 
 /* connect and send*: the address passed against the peer the kernel holds after the call
  * (IPv4-mapped IPv6 is IPv4 on both sides already). */
 static bool sock_differs(const struct ev_view *v)
 {
-	const struct mw_sockaddr *a = &v->addr, *b = &v->peer;
+	const struct mw_sockaddr *a = &v->unchecked.addr, *b = &v->unchecked.peer;
 
 	if (v->op != MCPT__OP__OP_CONNECT && v->op != MCPT__OP__OP_SENDTO &&
 	    v->op != MCPT__OP__OP_SENDMSG && v->op != MCPT__OP__OP_SENDMMSG)
@@ -498,17 +457,16 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 	v->sock_family = (int)arg_at(e, 3);
 	if (e->data.data && e->data.len) {
 		v->has_addr = true;
-		sockaddr_decode(&v->addr, e->data.data, e->data.len,
+		sockaddr_decode(&v->unchecked.addr, e->data.data, e->data.len,
 				oi->a_len >= 0 && e->n_args > (size_t)oi->a_len
 					? arg_at(e, (size_t)oi->a_len)
 					: -1);
 	}
 	if (e->data2.data && e->data2.len) {
 		v->has_peer = true;
-		sockaddr_decode(&v->peer, e->data2.data, e->data2.len, -1);
+		sockaddr_decode(&v->unchecked.peer, e->data2.data, e->data2.len, -1);
 	}
 	decode_dns(v);
-	v->differs = sock_differs(v);
 }
 
 /* The mode a chmod sets, or a creating open gives a new file. */
@@ -563,7 +521,7 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 {
 	const struct op_info *oi = op_find((int)e->op);
 
-	memset(v, 0, sizeof(*v));
+	memset(v, 0, offsetof(struct ev_view, unchecked)); /* see struct ev_view */
 	v->raw = e;
 	v->seq = e->seq;
 	v->ts = e->ts;
@@ -591,6 +549,11 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->ino = e->ino;
 	decode_result(v);
 	decode_op_specific(v, oi);
+}
+
+bool event_differs(const struct ev_view *v)
+{
 	if (v->family == FAM_FILE || v->family == FAM_PROCESS)
-		v->differs = file_differs(v);
+		return file_differs(v);
+	return sock_differs(v);
 }

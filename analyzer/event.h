@@ -92,19 +92,12 @@ struct ev_view {
 
 	/* socket calls: the address given or received (data), the socket's own view after the
 	 * call (data2: the peer for connect/accept/send, the local address for bind/listen) */
-	bool has_addr;
-	struct mw_sockaddr addr;
-	bool has_peer;
-	struct mw_sockaddr peer;
+	bool has_addr; /* event_addr */
+	bool has_peer; /* event_peer */
 	int64_t fd;
 	int sock_type, sock_family; /* from the kernel's socket, 0 when unknown */
 	struct ev_bytes payload;    /* bytes sent, where the op records them (DNS queries) */
-	bool has_dns;		    /* payload holds a DNS query (a datagram to port 53) */
-	struct dns_query dns;
-	/* what the process named differs from what the kernel acted on: an open's path (made
-	 * absolute and normalised lexically) and the file opened, a connect's address and the
-	 * socket's peer (informational: symlinks such as /lib -> /usr/lib make it common) */
-	bool differs;
+	bool has_dns;		    /* payload holds a DNS query (a datagram to port 53): event_dns */
 	uint64_t dev, ino; /* the file the record concerns (0: none) */
 
 	/* EV_OP_MESSAGE: one line of the channel; EV_OP_LOSS: one Loss record */
@@ -125,8 +118,40 @@ struct ev_view {
 	int64_t exit_status;
 	bool group_dead;
 
+	/* Nothing from here on is cleared by event_decode (clearing a kilobyte for every record
+	 * cost more than the rest of the decoding): each part holds this record's value only
+	 * where its flag says so (has_addr, has_peer, has_dns), and otherwise whatever an earlier
+	 * record left. Read it through event_addr, event_peer and event_dns, which check the flag;
+	 * a view cleared whole (memset) is valid too, its flags being false. */
+	struct {
+		struct mw_sockaddr addr, peer;
+		struct dns_query dns;
+	} unchecked;
 	char op_buf[16]; /* name of an operation this analyzer does not know: "op<N>" */
 };
+
+/* The address given or received by a socket call, the socket's own address after it, the DNS
+ * query of the payload: NULL when the record has none. */
+static inline const struct mw_sockaddr *event_addr(const struct ev_view *v)
+{
+	return v->has_addr ? &v->unchecked.addr : NULL;
+}
+
+static inline const struct mw_sockaddr *event_peer(const struct ev_view *v)
+{
+	return v->has_peer ? &v->unchecked.peer : NULL;
+}
+
+static inline const struct dns_query *event_dns(const struct ev_view *v)
+{
+	return v->has_dns ? &v->unchecked.dns : NULL;
+}
+
+/* What the process named differs from what the kernel acted on: an open's path (made absolute
+ * and normalised lexically) and the file opened, a connect's address and the socket's peer
+ * (informational: symlinks such as /lib -> /usr/lib make it common). Computed on each call,
+ * from the view alone: only a policy testing it, a finding and dump read it. */
+bool event_differs(const struct ev_view *v);
 
 /* Fills v from e (e must outlive v). Never fails. */
 void event_decode(struct ev_view *v, const Mcpt__Event *e);

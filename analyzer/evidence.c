@@ -122,7 +122,7 @@ static size_t score_one(const char *arg, const struct ev_view *v)
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if ((s = score_path(arg, paths[i])) > best)
 			best = s;
-	if (v->has_addr && (s = score_addr(arg, &v->addr)) > best)
+	if (event_addr(v) && (s = score_addr(arg, event_addr(v))) > best)
 		best = s;
 	while (v->argv.n && event_argv_next(&v->argv, &pos, &w))
 		if ((s = score_word(arg, &w)) > best)

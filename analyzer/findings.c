@@ -74,12 +74,13 @@ static char *esc(struct ev_bytes b, int *err)
 
 static char *fmt_addr(const struct ev_view *v, int *err)
 {
+	const struct mw_sockaddr *a = event_addr(v);
 	struct strbuf sb = STRBUF_INIT;
 	char *s;
 
-	if (!v->has_addr)
+	if (!a)
 		return NULL;
-	sockaddr_format(&sb, &v->addr);
+	sockaddr_format(&sb, a);
 	s = strbuf_detach(&sb);
 	if (!s)
 		*err = -ENOMEM;
@@ -209,6 +210,7 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 		const struct proc *p, const struct proctree *pt)
 {
 	const struct attribution *a;
+	const struct dns_query *q;
 	const char *detail;
 	int err = 0;
 
@@ -224,8 +226,8 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 	f->opened_path = esc(v->opened, &err);
 	f->addr = fmt_addr(v, &err);
 	f->exe = esc(s->exe, &err);
-	if (v->has_dns)
-		f->dns = esc((struct ev_bytes){(const uint8_t *)v->dns.name, v->dns.name_len}, &err);
+	if ((q = event_dns(v)))
+		f->dns = esc((struct ev_bytes){(const uint8_t *)q->name, q->name_len}, &err);
 	detail = v->detail ? v->detail : v->describe ? v->describe(v->describe_ctx) : NULL;
 	if (detail)
 		f->detail = esc((struct ev_bytes){(const uint8_t *)detail, strlen(detail)}, &err);
@@ -235,7 +237,7 @@ static int fill(struct finding *f, const struct ev_view *v, const struct eval_su
 		err = -ENOMEM;
 	f->dev = v->dev;
 	f->ino = v->ino;
-	f->differs = v->differs;
+	f->differs = event_differs(v);
 	err = err ?: fill_argv(f, p);
 	f->result = v->result;
 	f->err = v->err;

@@ -172,22 +172,27 @@ static bool classify_path(struct lread *r, struct ev_bytes p, struct lobs *o)
  * by its destination, with the names the process asked for before it (a comment). */
 static bool classify_net(struct lread *r, const struct ev_view *v, struct lobs *o, char **names)
 {
-	if (v->has_dns) {
+	const struct dns_query *q = event_dns(v);
+	const struct mw_sockaddr *a = event_addr(v);
+
+	if (q) {
 		o->kind = LK_DNS;
-		strbuf_escape(&o->example, (const uint8_t *)v->dns.name, v->dns.name_len, 0);
-		gen_literal(&o->f1, (const uint8_t *)v->dns.name, v->dns.name_len, true);
-		dns_remember(r, v, &v->dns);
-		return v->dns.name_len > 0;
+		strbuf_escape(&o->example, (const uint8_t *)q->name, q->name_len, 0);
+		gen_literal(&o->f1, (const uint8_t *)q->name, q->name_len, true);
+		dns_remember(r, v, q);
+		return q->name_len > 0;
 	}
-	sockaddr_format(&o->example, &v->addr);
-	if (v->addr.kind == SA_UNIX) {
+	if (!a)
+		return false;
+	sockaddr_format(&o->example, a);
+	if (a->kind == SA_UNIX) {
 		strbuf_puts(&o->f1, "unix");
 		return true;
 	}
-	if (v->addr.kind != SA_INET && v->addr.kind != SA_INET6)
+	if (a->kind != SA_INET && a->kind != SA_INET6)
 		return false;
-	sockaddr_format_ip(&o->f1, &v->addr.ip);
-	strbuf_printf(&o->f2, "%u", v->addr.port);
+	sockaddr_format_ip(&o->f1, &a->ip);
+	strbuf_printf(&o->f2, "%u", a->port);
 	if (v->op == MCPT__OP__OP_CONNECT)
 		*names = dns_take(r, v);
 	return true;
@@ -228,11 +233,12 @@ static bool classify(struct lread *r, const struct obs_event *e, struct lobs *o,
 		return (v->has_addr || v->has_dns) && classify_net(r, v, o, names);
 	case LOP_BIND:
 		o->kind = LK_LISTEN;
-		if (!v->has_addr || (v->addr.kind != SA_INET && v->addr.kind != SA_INET6))
+		if (!event_addr(v) ||
+		    (event_addr(v)->kind != SA_INET && event_addr(v)->kind != SA_INET6))
 			return false;
 		strbuf_puts(&o->f1, "bind");
-		strbuf_printf(&o->f2, "%u", v->addr.port);
-		sockaddr_format(&o->example, &v->addr);
+		strbuf_printf(&o->f2, "%u", event_addr(v)->port);
+		sockaddr_format(&o->example, event_addr(v));
 		return true;
 	case LOP_OTHER:
 		o->kind = LK_OTHER;

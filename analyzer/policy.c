@@ -466,8 +466,11 @@ static void warn_unset(const struct pol_compile *pc)
 int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct diag *d)
 {
 	struct pol_compile pc = {.vs = vs, .warn_unset = warn, .d = d};
-	int err = 0, e;
+	int err = match_memo_size(&p->memo, 0), e; /* every test's old verdicts go */
 
+	if (err)
+		return err;
+	pc.memo = p->memo;
 	for (size_t i = 0; i < p->n_macros && err != -ENOMEM; i++) {
 		e = cond_compile(p->macros[i]->cond, &pc);
 		err = err ?: e;
@@ -483,6 +486,7 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 		}
 	}
 	warn_unset(&pc);
+	err = err ?: match_memo_size(&p->memo, pc.n_memo);
 	for (size_t i = 0; i < p->n_rules && !err; i++) {
 		policy_rule_subjects(p->rules[i]);
 		/* once: the first compilation (policy check, or before the trace) */
@@ -519,5 +523,6 @@ void policy__free(struct policy *p)
 	free(p->macros);
 	free(p->lists);
 	free(p->files);
+	match_memo_free(p->memo);
 	free(p);
 }

@@ -84,7 +84,10 @@ struct field_test {
 	size_t n_src;
 	struct fvalue *v; /* compiled */
 	size_t n;
-	struct match_memo *memo; /* glob tests: verdicts for recently seen strings */
+	/* glob tests: the policy's verdicts for recently seen strings (not the test's own; NULL
+	 * when compiled outside a policy), the test's place in them */
+	struct match_memo *memo;
+	uint32_t memo_bit;
 };
 
 enum cond_kind {
@@ -171,6 +174,7 @@ struct policy {
 	struct pol_rule **rules; /* definition order; replaced rules keep their place */
 	size_t n_rules;
 	struct pol_index index;
+	struct match_memo *memo; /* the verdicts of its glob tests (policy_memo.c) */
 };
 
 struct attribution;
@@ -210,6 +214,11 @@ struct str_memo;
 struct str_memo *str_memo__new(void);
 void str_memo__free(struct str_memo *sm);
 void str_memo__reset(struct str_memo *sm);
+
+/* A policy's verdicts of its glob tests (policy_memo.c): *m (created when NULL) sized for n
+ * tests, every verdict forgotten; 0 or -ENOMEM. */
+int match_memo_size(struct match_memo **m, uint32_t n);
+void match_memo_free(struct match_memo *m);
 
 struct policy *policy__new(void);
 void policy__free(struct policy *p);
@@ -273,6 +282,8 @@ struct pol_compile {
 		unsigned patterns;
 	} unset[POL_UNSET_MAX];
 	size_t n_unset;
+	struct match_memo *memo; /* the policy's, given to each glob test compiled */
+	uint32_t n_memo;	 /* glob tests compiled so far: the next one's memo_bit */
 };
 
 int cond_compile(struct cond *c, struct pol_compile *pc);

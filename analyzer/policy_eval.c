@@ -26,18 +26,26 @@ static bool match_globs(const struct field_test *t, struct ev_bytes b)
  * under the generation the test last saw there. */
 static bool match_bytes(const struct field_test *t, const struct eval_subject *s, struct ev_bytes b)
 {
-	uint64_t gen, *tag;
+	const struct match_memo *m = t->memo;
+	uint64_t gen, *row, *w;
+	unsigned sh;
 	bool hit;
 
 	if (!b.n)
 		return false;
-	if (!t->memo || !s->strs || b.n > MEMO_BYTES)
+	if (!m || !m->rows || !s->strs || b.n > MEMO_BYTES)
 		return match_globs(t, b);
-	tag = &t->memo->tag[str_memo_slot(s->strs, b, &gen)];
-	if (*tag >> 1 == gen)
-		return *tag & 1;
+	row = &m->rows[str_memo_slot(s->strs, b, &gen) * m->words];
+	if (row[0] != gen) { /* another string since: none of its verdicts holds */
+		memset(row + 1, 0, (m->words - 1) * sizeof(*row));
+		row[0] = gen;
+	}
+	w = &row[1 + t->memo_bit / MEMO_TESTS_PER_WORD];
+	sh = t->memo_bit % MEMO_TESTS_PER_WORD * 2;
+	if (*w >> sh & 2)
+		return *w >> sh & 1;
 	hit = match_globs(t, b);
-	*tag = gen << 1 | hit;
+	*w |= (uint64_t)(2 | hit) << sh;
 	return hit;
 }
 
@@ -54,29 +62,34 @@ bool field_match_int(const struct field_test *t, int64_t x)
 	return match_int(t, x);
 }
 
-static bool is_ip(const struct ev_view *ev)
+/* The IP address of a socket call, NULL when it has none. */
+static const struct mw_sockaddr *ip_of(const struct ev_view *ev)
 {
-	return ev->has_addr && (ev->addr.kind == SA_INET || ev->addr.kind == SA_INET6);
+	const struct mw_sockaddr *a = event_addr(ev);
+
+	return a && (a->kind == SA_INET || a->kind == SA_INET6) ? a : NULL;
 }
 
 static bool match_addr(const struct field_test *t, const struct ev_view *ev)
 {
-	if (!is_ip(ev))
+	const struct mw_sockaddr *a = ip_of(ev);
+
+	if (!a)
 		return false;
 	for (size_t i = 0; i < t->n; i++)
-		if (cidr_match(&t->v[i].cidr, &ev->addr.ip))
+		if (cidr_match(&t->v[i].cidr, &a->ip))
 			return true;
 	return false;
 }
 
-static int af_of(const struct ev_view *ev)
+static int af_of(const struct mw_sockaddr *a)
 {
-	switch (ev->addr.kind) {
+	switch (a->kind) {
 	case SA_INET:
 	case SA_INET6:
 	case SA_UNIX:
 	case SA_UNSPEC:
-		return ev->addr.kind;
+		return a->kind;
 	default:
 		return SA_OTHER;
 	}
@@ -147,11 +160,9 @@ static bool match_ancestors(const struct field_test *t, const struct eval_subjec
 
 static bool match_dns(const struct field_test *t, const struct eval_subject *s)
 {
-	const struct ev_view *ev = s->ev;
+	const struct dns_query *q = event_dns(s->ev);
 
-	return ev->has_dns &&
-	       match_bytes(t, s,
-			   (struct ev_bytes){(const uint8_t *)ev->dns.name, ev->dns.name_len});
+	return q && match_bytes(t, s, (struct ev_bytes){(const uint8_t *)q->name, q->name_len});
 }
 
 static bool is_channel(const struct ev_view *ev)
@@ -185,9 +196,9 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_ADDR:
 		return match_addr(t, ev);
 	case F_PORT:
-		return is_ip(ev) && match_int(t, ev->addr.port);
+		return ip_of(ev) && match_int(t, ip_of(ev)->port);
 	case F_AF:
-		return ev->has_addr && match_int(t, af_of(ev));
+		return event_addr(ev) && match_int(t, af_of(event_addr(ev)));
 	case F_RESULT:
 		return match_int(t, ev->result);
 	case F_ERRNO:
@@ -205,7 +216,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_UNCHECKED:
 		return match_int(t, (ev->flags & MW_F_UNCHECKED) != 0);
 	case F_DIFFERS:
-		return match_int(t, ev->differs);
+		return match_int(t, event_differs(ev));
 	case F_TARGET:
 		return match_bytes(t, s, ev->abs2.n ? ev->abs2 : ev->path2);
 	case F_EXEC_BITS:

@@ -413,7 +413,6 @@ static void fvalues_free(struct field_test *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
-	free(t->memo);
 	t->memo = NULL;
 }
 
@@ -429,10 +428,9 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 		return err;
 	if (fc.errors)
 		return -EINVAL;
-	if (t->f->vk == VK_GLOB_PATH || t->f->vk == VK_GLOB_TEXT) {
-		t->memo = calloc(1, sizeof(*t->memo));
-		if (!t->memo)
-			return -ENOMEM;
+	if ((t->f->vk == VK_GLOB_PATH || t->f->vk == VK_GLOB_TEXT) && pc->memo) {
+		t->memo = pc->memo;
+		t->memo_bit = pc->n_memo++;
 	}
 	return 0;
 }

@@ -92,8 +92,10 @@ struct field_desc {
  *   - the evaluator's string table: a cache of recently seen strings, MEMO_WAYS per set (so a
  *     few strings that hash to one set do not evict each other on every event), compared in
  *     full (never by hash alone); a slot gets a new generation whenever it takes a string;
- *   - each glob test's memo: per slot, the generation of the string it last tested there and
- *     its verdict, valid while the slot still holds that generation.
+ *   - the policy's verdicts: per slot, the generation of the string they are for, then two
+ *     bits per glob test (tested, verdict), all valid while the slot still holds that
+ *     generation. The verdicts of one string for every test of the policy lie side by side,
+ *     so the tests of one subject read the same cache line instead of one memo each.
  * Strings longer than MEMO_BYTES are matched every time. The verdict depends only on the bytes
  * and the compiled test, so output is unchanged. */
 #define MEMO_SETS  1024
@@ -131,9 +133,13 @@ struct str_memo {
 	struct str_slot slot[MEMO_SLOTS]; /* set i: slots i * MEMO_WAYS .. */
 };
 
+#define MEMO_TESTS_PER_WORD 32
+
 struct match_memo {
-	uint64_t tag[MEMO_SLOTS]; /* gen << 1 | verdict; 0 never tested */
+	size_t words;	/* per slot: the generation (0: none), then the bits of the tests */
+	uint64_t *rows; /* MEMO_SLOTS rows of words; NULL: no glob test */
 };
+
 
 /* The slot holding b (b.n <= MEMO_BYTES), b put there first when absent; *gen gets the slot's
  * generation (policy_memo.c). */

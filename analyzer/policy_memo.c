@@ -1,7 +1,7 @@
 /*
  * policy_memo.c - the evaluator's string table: which recently seen strings are held in which
- * slot, under which generation, so that glob tests keep their verdicts per slot (see the memo
- * comment in policy_field.h).
+ * slot, under which generation, so that glob tests keep their verdicts per slot; and the
+ * policy's table of those verdicts (see the memo comment in policy_field.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +25,28 @@ struct str_memo *str_memo__new(void)
 void str_memo__free(struct str_memo *sm)
 {
 	free(sm);
+}
+
+int match_memo_size(struct match_memo **m, uint32_t n)
+{
+	size_t words = n ? 1 + (n + MEMO_TESTS_PER_WORD - 1) / MEMO_TESTS_PER_WORD : 0;
+	uint64_t *rows = NULL;
+
+	if (!*m && !(*m = calloc(1, sizeof(**m))))
+		return -ENOMEM;
+	if (words && !(rows = calloc(MEMO_SLOTS * words, sizeof(*rows))))
+		return -ENOMEM;
+	free((*m)->rows);
+	(*m)->rows = rows;
+	(*m)->words = words;
+	return 0;
+}
+
+void match_memo_free(struct match_memo *m)
+{
+	if (m)
+		free(m->rows);
+	free(m);
 }
 
 void str_memo__reset(struct str_memo *sm)

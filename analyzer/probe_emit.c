@@ -249,13 +249,14 @@ static json_t *exec_line(struct probe_gen *g, const struct ev_view *v)
 
 static json_t *connect_line(struct probe_gen *g, const struct ev_view *v, const char *proto)
 {
+	const struct mw_sockaddr *a = event_addr(v);
 	struct strbuf sb = STRBUF_INIT;
 	json_t *o;
 
-	if (!v->has_addr || (v->addr.kind != SA_INET && v->addr.kind != SA_INET6))
+	if (!a || (a->kind != SA_INET && a->kind != SA_INET6))
 		return NULL; /* no usable destination (unix sockets, unconnected sends) */
-	sockaddr_format_ip(&sb, &v->addr.ip);
-	strbuf_printf(&sb, ":%u", v->addr.port);
+	sockaddr_format_ip(&sb, &a->ip);
+	strbuf_printf(&sb, ":%u", a->port);
 	o = event_base(g, "connect", v->ts, v->pid);
 	json_object_set_new(o, "proto", json_string(proto));
 	json_object_set_new(o, "dst", json_string(strbuf_str(&sb) ?: ""));

@@ -169,8 +169,8 @@ START_TEST(fork_exit_connect)
 	e.data = bin(sa, sizeof(sa));
 	event_decode(&v, &e);
 	ck_assert(v.has_addr);
-	ck_assert_int_eq(v.addr.kind, SA_INET);
-	ck_assert_int_eq(v.addr.port, 80);
+	ck_assert_int_eq(event_addr(&v)->kind, SA_INET);
+	ck_assert_int_eq(event_addr(&v)->port, 80);
 	ck_assert_int_eq(v.result, RES_PENDING);
 }
 END_TEST
@@ -208,7 +208,7 @@ START_TEST(open_variants_and_sockets)
 	e.payload = bin("4", 2);
 	event_decode(&v, &e);
 	ck_assert(v.has_addr && !v.has_peer);
-	ck_assert_int_eq(v.addr.port, 53);
+	ck_assert_int_eq(event_addr(&v)->port, 53);
 	ck_assert_int_eq(v.sock_type, 2);
 	ck_assert_uint_eq(v.payload.n, 2);
 	e.op = MCPT__OP__OP_SENDMSG; /* on a connected socket: only the kernel's peer */
@@ -220,7 +220,7 @@ START_TEST(open_variants_and_sockets)
 	e.data = bin(un, sizeof(un));
 	event_decode(&v, &e);
 	ck_assert(v.has_addr);
-	ck_assert_int_eq(v.addr.kind, SA_UNIX);
+	ck_assert_int_eq(event_addr(&v)->kind, SA_UNIX);
 	ck_assert_int_eq(v.family, FAM_NETWORK);
 	e.op = MCPT__OP__OP_SETUID;
 	event_decode(&v, &e);

@@ -109,8 +109,8 @@ START_TEST(eval_dns)
 	p = compile_cond("", "{op: sendto, dns: \"*.com\"}");
 	ev_send(&x, QUERY, sizeof(QUERY));
 	ck_assert(x.v.has_dns);
-	ck_assert_str_eq(x.v.dns.name, "example.com"); /* lower-cased */
-	ck_assert_uint_eq(x.v.dns.qtype, 1);
+	ck_assert_str_eq(event_dns(&x.v)->name, "example.com"); /* lower-cased */
+	ck_assert_uint_eq(event_dns(&x.v)->qtype, 1);
 	ck_assert(holds(p, &x));
 	ev_open(&x, "/x", NULL, 0, 3);
 	ck_assert(!holds(p, &x));

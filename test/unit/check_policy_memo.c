@@ -3,7 +3,8 @@
  * conditions evaluated with a string table give the verdicts they give without one, over many
  * more strings than the table has slots (so slots are taken over, also between two fields of
  * one subject), strings one byte apart, the same buffer reused for another string between
- * subjects, strings longer than the memo keeps, and two policies sharing one table.
+ * subjects, strings longer than the memo keeps, two policies sharing one table, and one
+ * policy with more glob tests than a word of its verdicts holds.
  */
 #include <check.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "events.h"
 #include "policy_field.h"
+#include "strbuf.h"
 #include "policy_testlib.h"
 
 #define LISTS "lists:\n  s: [\"**/.ssh/**\", \"/etc/shadow\", \"**/.env\", \"/home/u/p[0-4]*\"]\n"
@@ -120,6 +122,63 @@ START_TEST(same_verdicts)
 }
 END_TEST
 
+/* One policy's verdicts lie side by side per string, two bits per glob test: a condition of
+ * more tests than one word holds, each test read on its own, gives every test's verdict
+ * without the table, whatever the others said of the same string before. */
+#define NKIDS 66
+
+START_TEST(many_tests_of_one_policy)
+{
+	struct str_memo *sm = str_memo__new();
+	struct strbuf cond = STRBUF_INIT;
+	struct policy *p;
+	const struct cond *any;
+	char path[64];
+	unsigned hits;
+	struct evx x;
+
+	ck_assert_ptr_nonnull(sm);
+	in_tmpdir();
+	strbuf_puts(&cond, "{any: [");
+	for (unsigned i = 0; i < NKIDS; i++)
+		strbuf_printf(&cond, "%s{%s: /p%u*}", i ? "," : "",
+			      i % 3 ? "path" : "opened_path", i);
+	strbuf_puts(&cond, "]}");
+	p = compile_cond("", strbuf_str(&cond));
+	any = p->rules[0]->cond;
+	ck_assert_uint_eq(any->n, NKIDS);
+	ck_assert_ptr_nonnull(p->memo); /* the memo is in use, over three words of bits */
+	ck_assert_uint_eq(p->memo->words, 1 + (NKIDS + 31) / 32);
+	hits = 0;
+	for (unsigned pass = 0; pass < 3; pass++) {
+		for (unsigned k = 0; k < 2 * MEMO_SLOTS; k++) {
+			size_t n = (size_t)snprintf(path, sizeof(path), "/p%u",
+						    (k * 7919u + pass) % (MEMO_SLOTS * 2));
+
+			ev_open(&x, "rel", NULL, 0, 3);
+			x.v.subject = x.v.opened = (struct ev_bytes){(const uint8_t *)path, n};
+			for (unsigned i = 0; i < NKIDS; i++) {
+				unsigned j = (i * 31 + k) % NKIDS; /* each string its own order */
+				bool want, got;
+
+				x.s.strs = NULL;
+				want = cond_eval(any->kids[j], &x.s);
+				x.s.strs = sm;
+				str_memo__reset(sm);
+				got = cond_eval(any->kids[j], &x.s);
+				ck_assert_msg(got == want, "%s, test %u: %d with the memo", path, j,
+					      got);
+				hits += got;
+			}
+		}
+	}
+	ck_assert_uint_gt(hits, 3 * MEMO_SLOTS); /* each string matches a few tests */
+	policy__free(p);
+	strbuf_fini(&cond);
+	str_memo__free(sm);
+}
+END_TEST
+
 Suite *policy_memo_suite(void);
 
 Suite *policy_memo_suite(void)
@@ -129,6 +188,7 @@ Suite *policy_memo_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, leave_tmpdir);
 	tcase_add_test(tc, same_verdicts);
+	tcase_add_test(tc, many_tests_of_one_policy);
 	suite_add_tcase(s, tc);
 	return s;
 }
