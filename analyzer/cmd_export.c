@@ -45,8 +45,7 @@ static int write_out(const char *path, const void *p, size_t n)
 	int fd = strcmp(path, "-")
 			 ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
 			 : 1;
-	const char *c = p;
-	int err = 0;
+	int err;
 
 	if (fd < 0) {
 		err = errno;
@@ -54,16 +53,7 @@ static int write_out(const char *path, const void *p, size_t n)
 		      err == EEXIST ? " (refusing to overwrite an existing file)" : "");
 		return MW_EXIT_USAGE;
 	}
-	while (n && !err) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno != EINTR)
-			err = errno;
-		if (w > 0) {
-			c += w;
-			n -= (size_t)w;
-		}
-	}
+	err = -mcpt_write_all(fd, p, n);
 	if (fd != 1 && close(fd) && !err)
 		err = errno;
 	if (err) {

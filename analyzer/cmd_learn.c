@@ -83,8 +83,7 @@ static int parse(int argc, char **argv, struct learn_args *a)
 static int write_tmp(const char *path, const struct strbuf *sb, struct strbuf *tmp)
 {
 	const char *data = strbuf_str(sb) ?: "";
-	size_t off = 0;
-	int fd;
+	int fd, err;
 
 	strbuf_printf(tmp, "%s.XXXXXX", path);
 	if (strbuf_error(tmp))
@@ -92,19 +91,10 @@ static int write_tmp(const char *path, const struct strbuf *sb, struct strbuf *t
 	fd = mkstemp(tmp->buf);
 	if (fd < 0)
 		return -errno;
-	while (off < sb->len) {
-		ssize_t w = write(fd, data + off, sb->len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int err = w < 0 ? -errno : -EIO;
-
-			close(fd);
-			unlink(tmp->buf);
-			return err;
-		}
-		off += (size_t)w;
+	if ((err = mcpt_write_all(fd, data, sb->len))) {
+		close(fd);
+		unlink(tmp->buf);
+		return err;
 	}
 	if (fchmod(fd, 0644) || fsync(fd) || close(fd)) {
 		unlink(tmp->buf);

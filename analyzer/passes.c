@@ -76,8 +76,8 @@ static int spool(int fd, char *err, size_t errlen)
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || write(out, buf, (size_t)n) != n) {
-			e = n < 0 ? errno : (errno ? errno : EIO);
+		if (n < 0 || (e = -mcpt_write_all(out, buf, (size_t)n))) {
+			e = n < 0 ? errno : e;
 			snprintf(err, errlen, "failed to copy the trace to a temporary file: %s",
 				 strerror(e));
 			close(out);

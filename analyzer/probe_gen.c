@@ -30,23 +30,6 @@
 
 #define STOP_WAIT_MS 5000 /* a collector gets this long to write its FINAL seal after TERM */
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void *tee_main(void *arg)
 {
 	struct probe_gen *g = arg;
@@ -60,12 +43,12 @@ static void *tee_main(void *arg)
 			continue;
 		if (n <= 0)
 			break;
-		if (file_ok && write_all(g->file_fd, buf, (size_t)n)) {
+		if (file_ok && mcpt_write_all(g->file_fd, buf, (size_t)n)) {
 			p_err("failed to write trace %s: %s", g->path, strerror(errno));
 			file_ok =
 				false; /* keep feeding the reader: the harness still gets events */
 		}
-		if (write_all(g->pipe_w, buf, (size_t)n))
+		if (mcpt_write_all(g->pipe_w, buf, (size_t)n))
 			break;
 	}
 	close(g->pipe_w);
@@ -269,7 +252,7 @@ int probe_gen_send(struct probe_gen *g, const char *line, size_t len)
 {
 	if (g->ctl_w < 0)
 		return -EPIPE;
-	return write_all(g->ctl_w, line, len);
+	return mcpt_write_all(g->ctl_w, line, len);
 }
 
 /* Waits for the collector to exit, at most ms; true when it did. */

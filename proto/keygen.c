@@ -19,21 +19,6 @@
 #define SEC_BLOB_LEN 76
 #define SEC_TEXT_MAX 256
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int write_new_file(const char *path, mode_t mode, const char *text, char *err, size_t errlen)
 {
 	int fd, rc;
@@ -49,7 +34,7 @@ static int write_new_file(const char *path, mode_t mode, const char *text, char 
 	}
 	rc = fchmod(fd, mode) ? -errno : 0; /* exact mode whatever the umask */
 	if (!rc)
-		rc = write_all(fd, text, strlen(text));
+		rc = mcpt_write_all(fd, text, strlen(text));
 	if (!rc && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && !rc)

@@ -213,6 +213,10 @@ int mcpt_writer__finish(struct mcpt_writer *w, Mcpt__EndReason reason);
 /* Frees the writer; never writes; never closes fd. Accepts NULL. */
 void mcpt_writer__free(struct mcpt_writer *w);
 
+/* Writes all n bytes of p to the blocking fd, going on after a short write or EINTR. 0, or
+ * -errno of the failed write (-EIO when one wrote nothing). */
+int mcpt_write_all(int fd, const void *p, size_t n);
+
 uint64_t mcpt_writer__records(const struct mcpt_writer *w); /* records written, header included */
 uint64_t mcpt_writer__seals(const struct mcpt_writer *w);
 void mcpt_writer__trace_id(const struct mcpt_writer *w, uint8_t out[MCPT_TRACE_ID_LEN]);

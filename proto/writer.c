@@ -55,6 +55,23 @@ int mcpt_writer_flush(struct mcpt_writer *w)
 	return w->err;
 }
 
+int mcpt_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int mcpt_writer_room(struct mcpt_writer *w, size_t n)
 {
 	int err;

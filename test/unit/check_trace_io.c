@@ -2,16 +2,20 @@
  * check_trace_io.c - the verifier's input side and its outputs: a pipe fed in random small
  * pieces with SIGALRM interrupting reads (EINTR) and one fed one byte per write() give the same
  * report as a file; 3 million tiny records through a pipe leave memory flat; a record exactly at
- * the 16 MiB hard cap is written and verified, one byte more is refused; the human and JSON
- * renderings, verdict names and exit codes.
+ * the 16 MiB hard cap is written and verified, one byte more is refused; mcpt_write_all goes on
+ * after short writes and EINTR and returns the errno of a full device or a closed pipe; the
+ * human and JSON renderings, verdict names and exit codes.
  */
 #include <check.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +206,81 @@ START_TEST(test_report_renderings)
 }
 END_TEST
 
+/* ---- mcpt_write_all ---- */
+
+static void on_tick(int sig)
+{
+	(void)sig;
+}
+
+#define WA_BYTES (4u << 20)
+
+/* Reads fd to its end: exit 0 when it held exactly WA_BYTES bytes of the pattern. */
+static void wa_reader(int fd)
+{
+	static uint8_t buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(2);
+		}
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] != (uint8_t)((total + (size_t)i) * 7))
+				_exit(3);
+		total += (size_t)n;
+		usleep(50); /* a slow reader: the writer blocks, the ticks interrupt it */
+	}
+	_exit(total == WA_BYTES ? 0 : 4);
+}
+
+/* Short writes and EINTR (a 1 ms timer without SA_RESTART, a slow reader) lose no byte; a
+ * full device and a closed pipe give their errno. */
+START_TEST(test_write_all)
+{
+	struct sigaction sa = {.sa_handler = on_tick}, old_sa;
+	struct itimerval it = {{0, 1000}, {0, 1000}}, off = {{0, 0}, {0, 0}};
+	uint8_t *p = malloc(WA_BYTES);
+	int pfd[2], st, fd;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < WA_BYTES; i++)
+		p[i] = (uint8_t)(i * 7);
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[1]);
+		wa_reader(pfd[0]);
+	}
+	close(pfd[0]);
+	ck_assert_int_eq(sigaction(SIGALRM, &sa, &old_sa), 0); /* no SA_RESTART */
+	ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+	ck_assert_int_eq(mcpt_write_all(pfd[1], p, WA_BYTES), 0);
+	setitimer(ITIMER_REAL, &off, NULL);
+	sigaction(SIGALRM, &old_sa, NULL);
+	close(pfd[1]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mcpt_write_all(fd, p, 100), -ENOSPC);
+	close(fd);
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(pipe(pfd), 0);
+	close(pfd[0]);
+	ck_assert_int_eq(mcpt_write_all(pfd[1], p, 100), -EPIPE);
+	close(pfd[1]);
+	ck_assert_int_eq(mcpt_write_all(1, p, 0), 0); /* nothing to write: no write at all */
+	free(p);
+}
+END_TEST
+
 START_TEST(test_names_and_exit_codes)
 {
 	ck_assert_int_eq(mcpt_verdict_exit_code(MCPT_VALID_COMPLETE), 0);
@@ -229,6 +308,7 @@ Suite *trace_io_suite(void)
 	tcase_add_test(io, test_pipe_every_byte);
 	tcase_add_test(io, test_long_stream_constant_memory);
 	tcase_add_test(io, test_record_at_hard_cap);
+	tcase_add_test(io, test_write_all);
 	tcase_add_test(out, test_report_renderings);
 	tcase_add_test(out, test_names_and_exit_codes);
 	suite_add_tcase(s, io);
