@@ -246,6 +246,10 @@ static int read_frame(struct vstate *v, struct vframe *f, uint32_t cap, bool hea
 	return 1;
 }
 
+static const char undeclared_ts_delta[] =
+	"ts_delta in a trace whose header does not declare timestamp deltas "
+	"(incompatible_features bit 2)";
+
 /* Why a record uses a table (or ts_delta) its Header does not declare, or NULL. */
 static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCMessage *m)
 {
@@ -270,8 +274,7 @@ static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCM
 			       "table (incompatible_features bit 1)";
 	}
 	if (!(features & MCPT_FEAT_TS_DELTA) && ev && e->ts_delta)
-		return "ts_delta in a trace whose header does not declare timestamp deltas "
-		       "(incompatible_features bit 2)";
+		return undeclared_ts_delta;
 	return NULL;
 }
 
@@ -286,20 +289,26 @@ static void ref_error(struct vstate *v, uint64_t index, const char *why)
 }
 
 /* The value and task tables: definitions and references of the chunk (valtab.c), resolved in
- * the parse handed to the callback. false when they do not resolve. */
-static bool check_refs(struct vstate *v, uint64_t index, uint32_t type)
+ * m, the record of that index. false when they do not resolve. */
+static bool check_refs(struct vstate *v, uint64_t index, uint32_t type, ProtobufCMessage *m)
 {
-	const char *undecl = undeclared(v->features, type, (const ProtobufCMessage *)v->parsed);
+	const char *undecl = undeclared(v->features, type, m);
 	char why[120];
 
 	if (undecl)
 		ref_error(v, index, undecl);
-	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type,
-				   (ProtobufCMessage *)v->parsed, why, sizeof(why)))
+	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type, m, why, sizeof(why)))
 		ref_error(v, index, why);
 	else
 		return true;
 	return false;
+}
+
+/* The chunk a data record falls in: a new one when the open chunk is empty. */
+static void enter_chunk(struct vstate *v)
+{
+	if (v->seg.chunk_n == 0)
+		v->chunk_seq++;
 }
 
 /* An Event the caller does not want (opts.want_event): hashed and counted, its clock kept,
@@ -314,11 +323,9 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 	    !mcpt_unwire_event_head(f->rv.body_len, f->p + f->rv.body_off, &h) ||
 	    v->opts.want_event(v->opts.want_ctx, h.op))
 		return false;
-	if (v->seg.chunk_n == 0)
-		v->chunk_seq++;
+	enter_chunk(v);
 	if (h.ts_delta && !(v->features & MCPT_FEAT_TS_DELTA))
-		ref_error(v, f->index, "ts_delta in a trace whose header does not declare "
-				       "timestamp deltas (incompatible_features bit 2)");
+		ref_error(v, f->index, undeclared_ts_delta);
 	else if (mcpt_valtab__clock(v->vt, v->chunk_seq, h.ts, h.ts_delta, why, sizeof(why)))
 		ref_error(v, f->index, why);
 	mcpt_segment_add(&v->seg, f->p, f->len);
@@ -331,20 +338,12 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 static bool skip_path_def(struct vstate *v, const struct vframe *f)
 {
 	Mcpt__PathDef d;
-	const char *undecl;
-	char why[120];
 
 	if (f->rv.type != MCPT_T_PATH_DEF || !v->opts.want_event ||
 	    !mcpt_unwire_path_def_view(f->rv.body_len, f->p + f->rv.body_off, &d))
 		return false;
-	if (v->seg.chunk_n == 0)
-		v->chunk_seq++;
-	undecl = undeclared(v->features, MCPT_T_PATH_DEF, &d.base);
-	if (undecl)
-		ref_error(v, f->index, undecl);
-	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, MCPT_T_PATH_DEF, &d.base, why,
-				   sizeof(why)))
-		ref_error(v, f->index, why);
+	enter_chunk(v);
+	check_refs(v, f->index, MCPT_T_PATH_DEF, &d.base);
 	mcpt_segment_add(&v->seg, f->p, f->len);
 	return true;
 }
@@ -369,9 +368,8 @@ static int data_record(struct vstate *v, struct vframe *f)
 			v->first_unknown_at = f->index;
 		}
 	}
-	if (v->seg.chunk_n == 0)
-		v->chunk_seq++; /* this record opens a chunk */
-	if (v->parsed && !check_refs(v, f->index, type))
+	enter_chunk(v);
+	if (v->parsed && !check_refs(v, f->index, type, (ProtobufCMessage *)v->parsed))
 		v->parsed = NULL; /* not handed over half resolved */
 	mcpt_segment_add(&v->seg, f->p, f->len);
 	v->offer_msg = v->parsed; /* delivered now (not held): the callback may use it */
