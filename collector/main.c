@@ -79,7 +79,8 @@ static int start_trace(struct collector *c, const char *exe)
 		.ringbuf_bytes = (size_t)c->opts.ringbuf_mib << 20,
 	};
 	struct mcpt_writer_opts wo = { .fsync_seals = c->out_is_file, .value_table = true,
-				       .task_table = true, .ts_delta = true };
+				       .task_table = true, .ts_delta = true,
+				       .fork_task = true };
 
 	in.n_notes = loader__notes(c->bpf, &notes);
 	in.notes = notes;

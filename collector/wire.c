@@ -70,9 +70,9 @@ static size_t varint_len(uint64_t v)
 
 size_t wire_event_max(const Mcpt__Event *e)
 {
-	/* 30 fields of at most a 2-byte tag and a 10-byte varint, plus the byte strings and
+	/* 31 fields of at most a 2-byte tag and a 10-byte varint, plus the byte strings and
 	 * the packed arguments (10 bytes each) */
-	return 30 * (2 + VARINT_MAX) + e->path.len + e->abs_path.len + e->opened_path.len +
+	return 31 * (2 + VARINT_MAX) + e->path.len + e->abs_path.len + e->opened_path.len +
 	       e->data.len + e->path2.len + e->abs_path2.len + e->data2.len + e->payload.len +
 	       e->n_args * VARINT_MAX;
 }
@@ -120,6 +120,7 @@ size_t wire_event_pack(const Mcpt__Event *e, uint8_t *out)
 	p = put_u64(p, 29, e->task_ref);
 	if (e->ts_delta)
 		p = put_varint(put_tag(p, 30, WT_VARINT), zigzag(e->ts_delta));
+	p = put_u64(p, 31, e->child_task);
 	return (size_t)(p - out);
 }
 

@@ -55,7 +55,9 @@ enum mcpt_type {
 #define MCPT_FEAT_VALUE_TABLE 1ull /* PathDef records and Event *_ref fields (valtab.c) */
 #define MCPT_FEAT_TASK_TABLE  2ull /* TaskDef records and Event task_ref (valtab.c) */
 #define MCPT_FEAT_TS_DELTA    4ull /* Event ts_delta: ts from the chunk's previous Event */
-#define MCPT_FEATURES_KNOWN   (MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA)
+#define MCPT_FEAT_FORK_TASK   8ull /* Event child_task: a fork defines its child's task */
+#define MCPT_FEATURES_KNOWN                                                                      \
+	(MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA | MCPT_FEAT_FORK_TASK)
 /* Bounds of one chunk's value table (trace.proto, PathDef) and task table (TaskDef): past them
  * a writer writes values or tasks inline and a reader refuses the definition. */
 #define MCPT_VT_MAX_VALUES 1024u
@@ -135,6 +137,8 @@ struct mcpt_writer_opts {
 	bool value_table; /* set MCPT_FEAT_VALUE_TABLE: mcpt_writer__event_refs may define values */
 	bool task_table;  /* set MCPT_FEAT_TASK_TABLE: mcpt_writer__event_refs may define tasks */
 	bool ts_delta;	  /* set MCPT_FEAT_TS_DELTA: mcpt_writer__event_refs may write ts_delta */
+	bool fork_task;	  /* with task_table, set MCPT_FEAT_FORK_TASK: mcpt_writer__event_refs
+			   * may mark a fork as defining its child's task (child_task) */
 	const uint8_t *trace_id;	/* NULL = random; 16 bytes otherwise (tests) */
 	uint32_t max_record_len;	/* Header.max_record_len; 0 = 1 MiB (1 KiB..16 MiB) */
 };
@@ -147,7 +151,8 @@ struct mcpt_writer;
  * call (read the trace id back with mcpt_writer__trace_id). The caller fills everything else
  * (host, kernel, target, collector...); incompatible_features must be 0 (the library sets
  * MCPT_FEAT_VALUE_TABLE itself when opts->value_table, MCPT_FEAT_TASK_TABLE when
- * opts->task_table, MCPT_FEAT_TS_DELTA when opts->ts_delta). The writer keeps a
+ * opts->task_table, MCPT_FEAT_TS_DELTA when opts->ts_delta, MCPT_FEAT_FORK_TASK when
+ * opts->fork_task and opts->task_table). The writer keeps a
  * reference to signer, not ownership; signer NULL writes an unsigned trace (tests only:
  * verify refuses it without allow_unsigned). Policy values out of the verifier's bounds ->
  * EINVAL; a header over 64 KiB -> EMSGSIZE; a write error -> its errno. NULL and errno on
@@ -177,9 +182,12 @@ int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t 
  * share a chunk (mcpt_writer__chunk_room) and the chunk's tables have room. ev's byte fields
  * are only re-pointed, never freed. With opts.ts_delta, ev's ts is then replaced by ts_delta,
  * its difference from the chunk's previous Event, when ev is not the chunk's first Event and
- * the delta takes fewer bytes (pass the absolute ts to mcpt_writer__append). A table the writer
- * was not opened with (opts.value_table, opts.task_table, opts.ts_delta) is not used. 0 or
- * -errno: -EINVAL when ev already holds a reference or a ts_delta; a failed append (sticky as
+ * the delta takes fewer bytes (pass the absolute ts to mcpt_writer__append). With
+ * opts.fork_task, a fork whose child's task the chunk's table can take gets child_task set: it
+ * defines that task (pid, tid, pstart from its args, its own uid and gid) as the chunk's next,
+ * and the child's records name it from then on. A table the writer was not opened with
+ * (opts.value_table, opts.task_table, opts.ts_delta, opts.fork_task) is not used. 0 or
+ * -errno: -EINVAL when ev already holds a reference, a ts_delta or child_task; a failed append (sticky as
  * for mcpt_writer__append). */
 int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev);
 /* Whether `records` more records of `bytes` frame bytes in all, appended now, would all fall
@@ -325,9 +333,10 @@ struct mcpt_verify_opts {
 	/* NULL: every record is parsed and delivered. Otherwise an Event whose op (Mcpt__Op) it
 	 * refuses is framed, hashed and counted, its timestamp kept as the base of the next
 	 * Event's ts_delta, but the rest of it is neither parsed nor checked and it is not
-	 * delivered; and PathDefs only define their values for the Events delivered (resolved
-	 * as always), without a delivery of their own: for a read that needs a few kinds of events and whose bytes a verifying
-	 * read then proves (e.g. by a digest of on_read). Its report may then miss what only
+	 * delivered (forks of a trace with MCPT_FEAT_FORK_TASK are always read and delivered:
+	 * they may define tasks); and PathDefs only define their values for the Events delivered
+	 * (resolved as always), without a delivery of their own: for a read that needs a few
+	 * kinds of events and whose bytes a verifying read then proves (e.g. by a digest of on_read). Its report may then miss what only
 	 * those events' contents would have made it say; do not present it as a verdict. */
 	bool (*want_event)(void *ctx, uint32_t op);
 	void *want_ctx;

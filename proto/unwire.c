@@ -4,7 +4,7 @@
  * descriptor for every field of every record and was the largest single cost of verify and
  * analyze (both read every Event strictly, see verify.c).
  *
- * It decodes what writers write: fields 1..30 each at most once, with their own wire types,
+ * It decodes what writers write: fields 1..31 each at most once, with their own wire types,
  * args packed. For those it gives exactly the message protobuf-c's unpack gives (same values,
  * including protobuf-c's truncation of over-long varints to the field's width; byte strings
  * copied, NULL when empty; the same allocator). Anything else (an unknown or repeated field, a
@@ -20,7 +20,7 @@
 #include "internal.h"
 #include "unwire_int.h"
 
-#define EV_FIELDS 30 /* Event's highest field number (seen is a 32-bit mask) */
+#define EV_FIELDS 31 /* Event's highest field number (seen is a 32-bit mask) */
 
 /* Where each field's value lies in the record, before anything is allocated. */
 struct scan {
@@ -38,6 +38,7 @@ static const uint8_t wire_type[EV_FIELDS + 1] = {
 	[22] = 0, [23] = 0, [24] = 0, [25] = 0, [26] = 0, [27] = 0, [28] = 0, /* *_ref */
 	[29] = 0, /* task_ref */
 	[30] = 0, /* ts_delta (sint64) */
+	[31] = 0, /* child_task (bool) */
 };
 
 /* A tag of one or two bytes naming a field 1..EV_FIELDS. Returns its length, 0 otherwise. */
@@ -90,8 +91,8 @@ static bool scan(struct scan *s, const uint8_t *p, size_t n)
 				s->num[f] = p[off];
 			else if ((s->len[f] = p[off]) > n - off - 1)
 				return false;
-		} else if (wt == 0) {
-			k = mcpt_uw_varint(p + off, n - off, &s->num[f]);
+		} else if (wt == 0) { /* a longer bool is protobuf-c's to judge (bits past 64) */
+			k = f == 31 ? 0 : mcpt_uw_varint(p + off, n - off, &s->num[f]);
 		} else {
 			k = delimited(p + off, n - off, &s->len[f]);
 		}
@@ -175,6 +176,7 @@ static void fill_numbers(const struct scan *s, Mcpt__Event *e)
 	e->data2_ref = (uint32_t)s->num[28];
 	e->task_ref = (uint32_t)s->num[29];
 	e->ts_delta = (int64_t)(s->num[30] >> 1) ^ -(int64_t)(s->num[30] & 1);
+	e->child_task = s->num[31] != 0;
 }
 
 bool mcpt_unwire_event_head(size_t len, const uint8_t *data, struct mcpt_event_head *out)

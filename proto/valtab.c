@@ -8,7 +8,8 @@
  * Ids are dense (1, 2, 3... in record order), so a lookup is an index and a hostile id (0,
  * forward, huge, repeated) is refused by one comparison. Values are copied (a record's bytes
  * do not outlive its callback); the bounds keep the table at ~97 KiB. Tasks (pid, tid, pstart,
- * uid, gid) have an id space of their own, under the same rules. The table also keeps the
+ * uid, gid) have an id space of their own, under the same rules; a fork with child_task
+ * defines its child's task as a TaskDef right after it would. The table also keeps the
  * chunk's clock: the ts of its last Event, the base of the next one's ts_delta.
  */
 #include <errno.h>
@@ -120,6 +121,25 @@ static int check_task(const struct mcpt_valtab *t, const Mcpt__Event *e, char *w
 	return 0;
 }
 
+/* A fork that defines its child's task (child_task): it must name a child, in a chunk whose
+ * task table has room. */
+static int check_child(const struct mcpt_valtab *t, const Mcpt__Event *e, char *why,
+		       size_t whylen)
+{
+	uint32_t pid, tid;
+	uint64_t pstart;
+
+	if (!e->child_task)
+		return 0;
+	if (!mcpt_fork_child(e, &pid, &tid, &pstart))
+		return bad(why, whylen, "Event has child_task but is not a fork naming its child "
+			   "(op OP_FORK, ret > 0, args tgid, tid, pstart)");
+	if (t->ntasks >= MCPT_VT_MAX_TASKS)
+		return bad(why, whylen, "Event child_task: more than %u tasks in one chunk",
+			   MCPT_VT_MAX_TASKS);
+	return 0;
+}
+
 /* The absolute ts of an Event with these ts and ts_delta into *out: its own, or the chunk's
  * last plus its ts_delta. */
 static int event_ts(const struct mcpt_valtab *t, uint64_t ts, int64_t ts_delta, uint64_t *out,
@@ -149,7 +169,7 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 {
 	unsigned i;
 	uint64_t ts;
-	int err = check_task(t, e, why, whylen) ?:
+	int err = check_task(t, e, why, whylen) ?: check_child(t, e, why, whylen) ?:
 		  event_ts(t, e->ts, e->ts_delta, &ts, why, whylen);
 
 	if (err)
@@ -187,6 +207,13 @@ static int resolve(struct mcpt_valtab *t, Mcpt__Event *e, char *why, size_t whyl
 		e->uid = k->uid;
 		e->gid = k->gid;
 		e->task_ref = 0;
+	}
+	if (e->child_task) { /* the parent's credentials, as resolved: the child inherits them */
+		struct vt_task *k = &t->task[t->ntasks++];
+
+		mcpt_fork_child(e, &k->pid, &k->tid, &k->pstart);
+		k->uid = e->uid;
+		k->gid = e->gid;
 	}
 	e->ts = ts;
 	e->ts_delta = 0;

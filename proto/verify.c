@@ -275,6 +275,9 @@ static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCM
 	}
 	if (!(features & MCPT_FEAT_TS_DELTA) && ev && e->ts_delta)
 		return undeclared_ts_delta;
+	if (!(features & MCPT_FEAT_FORK_TASK) && ev && e->child_task)
+		return "child_task in a trace whose header does not declare fork tasks "
+		       "(incompatible_features bit 3)";
 	return NULL;
 }
 
@@ -312,8 +315,9 @@ static void enter_chunk(struct vstate *v)
 }
 
 /* An Event the caller does not want (opts.want_event): hashed and counted, its clock kept,
- * nothing else. false when it is to be read like any other record (wanted, not an Event, or
- * one the hand decoder declines: protobuf-c judges it then). */
+ * nothing else. false when it is to be read like any other record (wanted, not an Event, a
+ * fork that may define its child's task, or one the hand decoder declines: protobuf-c judges
+ * it then). */
 static bool skip_event(struct vstate *v, const struct vframe *f)
 {
 	struct mcpt_event_head h;
@@ -321,6 +325,7 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 
 	if (f->rv.type != MCPT_T_EVENT || !v->opts.want_event ||
 	    !mcpt_unwire_event_head(f->rv.body_len, f->p + f->rv.body_off, &h) ||
+	    (h.op == MCPT__OP__OP_FORK && (v->features & MCPT_FEAT_FORK_TASK)) ||
 	    v->opts.want_event(v->opts.want_ctx, h.op))
 		return false;
 	enter_chunk(v);

@@ -61,6 +61,12 @@ static enum mcpt_code check_fields(const struct vstate *v, const Mcpt__Header *h
 			 (unsigned long long)(h->incompatible_features & ~MCPT_FEATURES_KNOWN));
 		return MCPT_E_FEATURE;
 	}
+	if ((h->incompatible_features & MCPT_FEAT_FORK_TASK) &&
+	    !(h->incompatible_features & MCPT_FEAT_TASK_TABLE)) {
+		snprintf(msg, len, "incompatible feature bit 3 (fork tasks) without bit 1 (the task "
+			 "table it defines tasks in)");
+		return MCPT_E_HEADER;
+	}
 	if (strcmp(h->schema_id, MCPT_SCHEMA_ID) != 0) {
 		snprintf(msg, len, "schema \"%s\" is not supported (this reader: %s)",
 			 mcpt_escape(esc, sizeof(esc), h->schema_id, strlen(h->schema_id)),

@@ -131,6 +131,8 @@ static int write_header(struct mcpt_writer *w, const Mcpt__Header *hdr)
 		h.incompatible_features |= MCPT_FEAT_TASK_TABLE;
 	if (w->ts_delta)
 		h.incompatible_features |= MCPT_FEAT_TS_DELTA;
+	if (w->fork_task)
+		h.incompatible_features |= MCPT_FEAT_FORK_TASK;
 	h.format_major = MCPT_FORMAT_MAJOR;
 	h.format_minor = MCPT_FORMAT_MINOR;
 	h.trace_id = (ProtobufCBinaryData){MCPT_TRACE_ID_LEN, w->trace_id};
@@ -208,6 +210,7 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 		err = -ENOMEM;
 		goto fail;
 	}
+	w->fork_task = w->tt && opts->fork_task;
 	err = write_header(w, hdr);
 	if (!err)
 		err = mcpt_writer_flush(w); /* surface EBADF/EPIPE at open, not later */

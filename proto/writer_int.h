@@ -34,6 +34,7 @@ struct mcpt_writer {
 	struct mcpt_wvt *vt; /* value table (opts.value_table), else NULL */
 	struct mcpt_wtt *tt; /* task table (opts.task_table), else NULL */
 	bool ts_delta;	     /* opts.ts_delta: Events after a chunk's first carry ts_delta */
+	bool fork_task;	     /* opts.fork_task (with tt): forks may define their child's task */
 	uint64_t ts_chunk, ts_last; /* chunk of the last Event appended, and its ts */
 	uint64_t seg_first; /* index of the segment's first record */
 	uint64_t min_ts, max_ts;
@@ -74,6 +75,13 @@ void mcpt_wtt_plan(struct mcpt_wtt *t, uint64_t chunk, const Mcpt__Event *ev, st
 int mcpt_wtt_define(struct mcpt_writer *w, const struct wtt_plan *p);
 /* When p's task is defined: sets ev->task_ref and clears ev's pid, tid, pstart, uid, gid. */
 void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Event *ev);
+
+/* When ev (a fork: mcpt_fork_child) may define its child's task in the table of chunk
+ * `chunk`, the chunk ev will fall in, and the task is worth it (not defined yet, long enough
+ * inline): enters the task as the chunk's next definition and sets ev->child_task. uid and gid
+ * are ev's own, before mcpt_wtt_ref cleared them. Call it last, just before ev is appended. */
+void mcpt_wtt_fork(struct mcpt_wtt *t, uint64_t chunk, Mcpt__Event *ev, uint32_t uid,
+		   uint32_t gid);
 
 /* writer_tt.c: replaces ev's ts by its delta from the last Event appended when that one is
  * in `chunk` (the chunk ev will fall in) and the delta is shorter. */

@@ -9,12 +9,16 @@
  * reference would save is never entered. Memory is bounded: at most MCPT_VT_MAX_TASKS tasks
  * met per chunk (which also bounds any reader's table); past it, tasks are written inline.
  *
+ * A fork can define its child's task with no TaskDef (trace.proto, Event child_task): the
+ * child's first records (exec, the loader's opens, exit) then name it from the start.
+ *
  * Beside the tasks, the chunk's clock (trace.proto, Event ts_delta): an Event after the first
  * of its chunk carries its timestamp as the difference from the previous one, a few bytes
  * instead of the 8 of an absolute boot-time ts, whenever that is shorter.
  */
 #include <stdlib.h>
 
+#include "valtab_int.h"
 #include "writer_int.h"
 
 #define WTT_HASH       2048u /* open addressing, at most half full */
@@ -163,6 +167,36 @@ void mcpt_wtt_ref(const struct mcpt_wtt *t, const struct wtt_plan *p, Mcpt__Even
 	ev->task_ref = t->e[p->ent].id;
 	ev->pid = ev->tid = ev->uid = ev->gid = 0;
 	ev->pstart = 0;
+}
+
+void mcpt_wtt_fork(struct mcpt_wtt *t, uint64_t chunk, Mcpt__Event *ev, uint32_t uid,
+		   uint32_t gid)
+{
+	struct wtt_key k = {.uid = uid, .gid = gid};
+	uint16_t slot = 0;
+	uint32_t h;
+	int ent;
+
+	if (!mcpt_fork_child(ev, &k.pid, &k.tid, &k.pstart))
+		return;
+	if (t->chunk != chunk)
+		wtt_reset(t, chunk);
+	/* the reader's bound is on ids defined; a short task is never looked up (plan) */
+	if (t->ids >= MCPT_VT_MAX_TASKS || key_len(&k) < WTT_INLINE_MIN)
+		return;
+	h = hash_of(&k);
+	ent = wtt_find(t, &k, h, &slot);
+	if (ent >= 0 && t->e[ent].id)
+		return; /* defined already: nothing to gain */
+	if (ent < 0) {
+		if (t->n >= MCPT_VT_MAX_TASKS)
+			return;
+		t->e[t->n] = (struct wtt_entry){.k = k, .hash = h, .slot = slot};
+		t->slot[slot] = (uint16_t)(t->n + 1);
+		ent = (int)t->n++;
+	}
+	t->e[ent].id = ++t->ids;
+	ev->child_task = true;
 }
 
 /* Bytes of a sint64 field numbered 16..2047 (a two-byte tag); 0 when the value is 0. */

@@ -211,6 +211,7 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 {
 	struct vt_plan p = {.ndefs = 0};
 	struct wtt_plan tp = {.ent = -1};
+	uint32_t uid = ev ? ev->uid : 0, gid = ev ? ev->gid : 0; /* before a task_ref clears them */
 	uint64_t chunk;
 	unsigned i;
 	int err;
@@ -222,7 +223,7 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 	for (i = 0; i < MCPT_VT_SLOTS; i++)
 		if (*mcpt_vt_ref(ev, i))
 			return -EINVAL; /* references are this function's to set */
-	if (ev->task_ref || ev->ts_delta)
+	if (ev->task_ref || ev->ts_delta || ev->child_task)
 		return -EINVAL;
 	if ((!w->vt && !w->tt && !w->ts_delta) || w->finished)
 		return 0;
@@ -243,7 +244,10 @@ int mcpt_writer__event_refs(struct mcpt_writer *w, Mcpt__Event *ev)
 	if (err)
 		return err;
 	set_refs(w, &p, &tp, ev);
-	if (w->ts_delta) /* the chunk the event falls in, after its definitions */
-		mcpt_wts_delta(w, mcpt_writer__chunk(w), ev);
+	chunk = mcpt_writer__chunk(w); /* the chunk the event falls in, after its definitions */
+	if (w->ts_delta)
+		mcpt_wts_delta(w, chunk, ev);
+	if (w->fork_task)
+		mcpt_wtt_fork(w->tt, chunk, ev, uid, gid);
 	return 0;
 }

@@ -188,7 +188,8 @@ static void header(struct gen *g, int fd, struct mcpt_signer *signer)
 	Mcpt__Target t = MCPT__TARGET__INIT;
 	Mcpt__Kernel k = MCPT__KERNEL__INIT;
 	struct mcpt_writer_opts o = { .fsync_seals = false, .value_table = g->tables,
-				      .task_table = g->tables, .ts_delta = g->tables };
+				      .task_table = g->tables, .ts_delta = g->tables,
+				      .fork_task = g->tables };
 
 	argv[0] = bin("python3");
 	argv[1] = bin("server.py");

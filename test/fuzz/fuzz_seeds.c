@@ -43,7 +43,7 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 	Mcpt__StdioFrame sf = MCPT__STDIO_FRAME__INIT;
 	Mcpt__Mark mk = MCPT__MARK__INIT;
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
-	int64_t args[2] = {-1, 42};
+	int64_t args[2] = {-1, 42}, fork_args[4] = {4243, 4243, 71234567890124, 17};
 	int err = 0;
 
 	ev.op = MCPT__OP__OP_OPENAT;
@@ -64,6 +64,12 @@ static int records(struct mcpt_writer *w, struct fake *clk, int n, int all_types
 		ev.uid = ev.gid = 1000;
 		ev.task_ref = 0;
 		ev.ts_delta = 0; /* a writer with ts_delta writes the chunk's later events so */
+		ev.child_task = false;
+		/* every fifth a fork of the second task: with fork tasks, it defines it */
+		ev.op = i % 5 == 4 ? MCPT__OP__OP_FORK : MCPT__OP__OP_OPENAT;
+		ev.args = ev.op == MCPT__OP__OP_FORK ? fork_args : args;
+		ev.n_args = ev.op == MCPT__OP__OP_FORK ? 4 : 2;
+		ev.ret = ev.op == MCPT__OP__OP_FORK ? 4243 : 0;
 		err = mcpt_writer__event_refs(w, &ev);
 		if (!err)
 			err = mcpt_writer__append(w, MCPT_T_EVENT, &ev.base, clk->now);
@@ -102,7 +108,8 @@ static int seed(const char *dir, const char *name, int n, uint32_t seg_max, int 
 				     .chunk_bytes = 1024,
 				     .value_table = tables & 1,
 				     .task_table = tables & 2,
-				     .ts_delta = tables & 4};
+				     .ts_delta = tables & 4,
+				     .fork_task = tables & 8};
 	struct mcpt_signer *s = sign ? mcpt_signer_from_seed(zero_seed) : NULL;
 	struct mcpt_writer *w = NULL;
 	char path[4096];
@@ -178,7 +185,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: fuzz_seeds DIR\n");
 		return 2;
 	}
-	/* tables: 1 values (PathDef), 2 tasks (TaskDef) */
+	/* tables: 1 values (PathDef), 2 tasks (TaskDef), 4 ts_delta, 8 fork tasks (child_task) */
 	if (seed(argv[1], "complete", 6, 4096, 1, 1, 1, 0) ||
 	    seed(argv[1], "multi", 60, 16, 1, 1, 0, 0) ||
 	    seed(argv[1], "nofinal", 10, 4, 1, 0, 0, 0) ||
@@ -187,10 +194,12 @@ int main(int argc, char **argv)
 	    seed(argv[1], "valtab", 24, 4096, 1, 1, 1, 3) ||
 	    seed(argv[1], "valtab-multi", 40, 8, 1, 1, 0, 1) ||
 	    seed(argv[1], "tasktab", 24, 4096, 1, 1, 0, 2) ||
-	    seed(argv[1], "tsdelta", 24, 4096, 1, 1, 1, 7))
+	    seed(argv[1], "tsdelta", 24, 4096, 1, 1, 1, 7) ||
+	    seed(argv[1], "forktask", 24, 4096, 1, 1, 0, 15))
 		return 1;
 	if (excerpt(argv[1], "valtab", 3, "excerpt-valtab") ||
 	    excerpt(argv[1], "tasktab", 4, "excerpt-tasktab") ||
+	    excerpt(argv[1], "forktask", 7, "excerpt-forktask") ||
 	    excerpt(argv[1], "complete", 3, "excerpt-complete") ||
 	    excerpt(argv[1], "multi", 30, "excerpt-multi") ||
 	    excerpt(argv[1], "unsigned", 2, "excerpt-unsigned"))

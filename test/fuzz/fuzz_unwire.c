@@ -26,12 +26,13 @@ static void same_event(const Mcpt__Event *a, const Mcpt__Event *b)
 	    a->n_args != b->n_args || !a->args != !b->args ||
 	    a->base.n_unknown_fields != b->base.n_unknown_fields)
 		abort();
-	/* the table references: values (22..28) and task (29); the timestamp delta (30) */
+	/* the table references: values (22..28) and task (29); the timestamp delta (30); the
+	 * fork's child task (31) */
 	if (a->path_ref != b->path_ref || a->abs_path_ref != b->abs_path_ref ||
 	    a->opened_path_ref != b->opened_path_ref || a->data_ref != b->data_ref ||
 	    a->path2_ref != b->path2_ref || a->abs_path2_ref != b->abs_path2_ref ||
 	    a->data2_ref != b->data2_ref || a->task_ref != b->task_ref ||
-	    a->ts_delta != b->ts_delta)
+	    a->ts_delta != b->ts_delta || a->child_task != b->child_task)
 		abort();
 	if (a->n_args && memcmp(a->args, b->args, a->n_args * sizeof(*a->args)))
 		abort();

@@ -180,6 +180,7 @@ START_TEST(wire_event_matches_protobuf_c)
 				*r[i] = next_rand(&x) % 3 ? 0 : (uint32_t)rand_width(&x);
 		}
 		e.ts_delta = next_rand(&x) % 3 ? 0 : (int64_t)rand_width(&x); /* field 30 */
+		e.child_task = next_rand(&x) % 4 == 0;			       /* field 31 */
 		for (i = 0; i < 8; i++) {
 			b[i]->len = next_rand(&x) % 3 ? 0 : next_rand(&x) % sizeof(blob);
 			b[i]->data = (uint8_t *)blob;
@@ -252,6 +253,7 @@ static void event_round_trip(const Mcpt__Event *e, const uint8_t *p, size_t len)
 	ck_assert_uint_eq(d->gid, e->gid);
 	ck_assert_uint_eq(d->task_ref, e->task_ref);
 	ck_assert_int_eq(d->ts_delta, e->ts_delta);
+	ck_assert_int_eq(d->child_task, e->child_task);
 	ck_assert_uint_eq(d->n_args, e->n_args);
 	for (i = 0; i < e->n_args; i++)
 		ck_assert_int_eq(d->args[i], e->args[i]);

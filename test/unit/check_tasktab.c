@@ -429,11 +429,6 @@ static void forge_ref(struct forge *f, uint32_t id, uint32_t pid)
 	forge_record(f, MCPT_T_EVENT, buf, mcpt__event__pack(&e, buf));
 }
 
-static void feat(Mcpt__Header *h, void *ctx)
-{
-	h->incompatible_features = *(const uint64_t *)ctx;
-}
-
 /* Each hostile segment is BAD with one line naming its record; good ones stay good. */
 START_TEST(test_verify_hostile)
 {
@@ -453,7 +448,7 @@ START_TEST(test_verify_hostile)
 	struct forge f;
 	struct mcpt_report rep;
 
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_event(&f, 1);	    /* 1 */
 	forge_ref(&f, 1, 0);	    /* 2: undefined */
 	forge_seal(&f, 0);	    /* 3 */
@@ -497,7 +492,7 @@ START_TEST(test_undeclared_table)
 	struct forge f;
 	struct mcpt_report rep;
 
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_def(&f, 1);    /* 1 */
 	forge_ref(&f, 1, 0); /* 2 */
 	forge_seal(&f, 0);   /* 3 */

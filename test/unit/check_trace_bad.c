@@ -146,7 +146,7 @@ struct htweak {
 
 static void hx_incompat(Mcpt__Header *h)
 {
-	h->incompatible_features = 8; /* the first bit no reader knows yet */
+	h->incompatible_features = 16; /* the first bit no reader knows yet */
 }
 static void hx_compat(Mcpt__Header *h)
 {
@@ -218,7 +218,7 @@ static void hx_major(Mcpt__Header *h)
 }
 
 static const struct htweak htweaks[] = {
-	{hx_incompat, MCPT_UNSUPPORTED, MCPT_E_FEATURE, "incompatible feature bits 0x8"},
+	{hx_incompat, MCPT_UNSUPPORTED, MCPT_E_FEATURE, "incompatible feature bits 0x10"},
 	{hx_compat, MCPT_VALID_COMPLETE, MCPT_OK, NULL},
 	{hx_chunk0, MCPT_INVALID, MCPT_E_HEADER, "chunk parameters"},
 	{hx_chunk_huge, MCPT_INVALID, MCPT_E_HEADER, "chunk parameters"},

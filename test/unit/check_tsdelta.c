@@ -288,11 +288,6 @@ static void forge_ts(struct forge *f, uint64_t ts, int64_t d)
 	forge_record(f, MCPT_T_EVENT, buf, mcpt__event__pack(&e, buf));
 }
 
-static void feat(Mcpt__Header *h, void *ctx)
-{
-	h->incompatible_features = *(const uint64_t *)ctx;
-}
-
 /* Each hostile segment is BAD with one line naming its record; good ones stay good. */
 START_TEST(test_verify_hostile)
 {
@@ -306,7 +301,7 @@ START_TEST(test_verify_hostile)
 	struct forge f;
 	struct mcpt_report rep;
 
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_ts(&f, 0, 1000);		/* 1: the first Event of its chunk */
 	forge_seal(&f, 0);		/* 2 */
 	forge_ts(&f, 1000000, 0);	/* 3 */
@@ -450,7 +445,7 @@ START_TEST(test_skipped_hostile)
 	struct forge f;
 	struct mcpt_report rep;
 
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_ts(&f, 0, 1000);
 	forge_seal(&f, 0);
 	forge_ts(&f, 1000000, 0);
@@ -468,7 +463,7 @@ START_TEST(test_skipped_hostile)
 	mcpt_report__fini(&rep);
 	forge_fini(&f);
 	bits = 0; /* and without bit 2 */
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_ts(&f, 1000000, 0);
 	forge_ts(&f, 0, 7);
 	forge_seal(&f, MCPT_SEAL_FINAL);
@@ -492,7 +487,7 @@ START_TEST(test_undeclared)
 	struct forge f;
 	struct mcpt_report rep;
 
-	forge_init(&f, 1, 0, feat, &bits);
+	forge_init(&f, 1, 0, tl_features, &bits);
 	forge_ts(&f, 1000000, 0); /* 1 */
 	forge_ts(&f, 0, 1000);	  /* 2: a good delta, but undeclared */
 	forge_seal(&f, 0);	  /* 3 */

@@ -49,6 +49,7 @@ static void same_event(const Mcpt__Event *a, const Mcpt__Event *b)
 	ck_assert_uint_eq(a->data2_ref, b->data2_ref);
 	ck_assert_uint_eq(a->task_ref, b->task_ref);
 	ck_assert_int_eq(a->ts_delta, b->ts_delta);
+	ck_assert_int_eq(a->child_task, b->child_task);
 	ck_assert_uint_eq(a->n_args, b->n_args);
 	ck_assert(!a->args == !b->args);
 	for (size_t i = 0; i < a->n_args; i++)
@@ -120,6 +121,7 @@ static size_t random_event(uint64_t *x, int64_t *args, uint8_t *out)
 	e.data2_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x);
 	e.task_ref = next_rand(x) % 3 ? 0 : (uint32_t)rand_width(x); /* task table */
 	e.ts_delta = next_rand(x) % 3 ? 0 : (int64_t)rand_width(x); /* timestamp deltas */
+	e.child_task = next_rand(x) % 4 == 0; /* fork tasks */
 	for (size_t i = 0; i < 8; i++) {
 		b[i]->len = next_rand(x) % 3 ? 0 : next_rand(x) % sizeof(blob);
 		b[i]->data = (uint8_t *)blob;
@@ -212,7 +214,14 @@ static const struct unusual unusual[] = {
 	  DECODED),
 	U("ts_delta twice", "\xf0\x01\x01\xf0\x01\x02", DECLINED_OK),
 	U("field 30 as bytes", "\xf2\x01\x01\x01", DECLINED_BAD),
-	U("unknown field 31", "\xf8\x01\x01", DECLINED_OK),
+	U("field 31 (child_task)", "\xf8\x01\x01", DECODED),
+	U("field 31 as 5", "\xf8\x01\x05", DECODED),
+	U("field 31, 2-byte varint 1", "\xf8\x01\x81\x00", DECLINED_OK),
+	U("field 31, only bits past 64", "\xf8\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x02",
+	  DECLINED_OK),
+	U("child_task twice", "\xf8\x01\x01\xf8\x01\x00", DECLINED_OK),
+	U("field 31 as bytes (protobuf-c takes it)", "\xfa\x01\x01\x01", DECLINED_OK),
+	U("unknown field 32", "\x80\x02\x01", DECLINED_OK),
 	U("field 28 as bytes", "\xe2\x01\x01\x01", DECLINED_BAD),
 	U("unknown field 1000", "\xc0\x3e\x01", DECLINED_OK),
 	U("3-byte tag of field 1", "\x88\x80\x00\x01", DECLINED_OK),

@@ -17,6 +17,7 @@ mw_unit_test(unwire_flat LIBS mcpt)
 mw_unit_test(valtab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(tasktab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(tsdelta SOURCES ${MCPT_TESTLIB} LIBS mcpt)
+mw_unit_test(forktask SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 
 # The golden trace checked by an implementation that shares no code with the library
 # (Python: hashlib BLAKE2b, cryptography Ed25519), written from TRACE-FORMAT.md alone.

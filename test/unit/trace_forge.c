@@ -10,6 +10,11 @@
 
 #include "trace_testlib.h"
 
+void tl_features(Mcpt__Header *h, void *ctx)
+{
+	h->incompatible_features = *(const uint64_t *)ctx;
+}
+
 void forge_init(struct forge *f, uint8_t key, uint16_t minor, forge_header_fn hf, void *ctx)
 {
 	Mcpt__Header h;

@@ -159,6 +159,8 @@ typedef void (*forge_header_fn)(Mcpt__Header *h, void *ctx);
 typedef void (*forge_stmt_fn)(Mcpt__SealStatement *st, void *ctx);
 typedef void (*forge_bytes_fn)(struct mcpt_buf *stmt, void *ctx);
 
+/* A forge_header_fn setting incompatible_features to *(const uint64_t *)ctx. */
+void tl_features(Mcpt__Header *h, void *ctx);
 void forge_init(struct forge *f, uint8_t key, uint16_t minor, forge_header_fn hf, void *ctx);
 void forge_fini(struct forge *f);
 void forge_raw(struct forge *f, const void *bytes, size_t n); /* not hashed, not counted */
