@@ -25,9 +25,7 @@ struct chanmsg {
 	struct recidx *req, *resp; /* client calls by request record, by response record */
 	size_t n_req, n_resp;
 	bool indexed;
-	char detail[320];
-	const struct chan_line *line; /* the line being evaluated, for describe() */
-	const struct msgclass *mc;
+	char detail[320]; /* describe()'s line */
 };
 
 static int line_cb(void *ctx, const struct chan_line *l);
@@ -144,12 +142,36 @@ static size_t find_call(const struct chanmsg *m, const struct recidx *v, size_t 
 
 /* --- one line ----------------------------------------------------------------------------- */
 
+/* One line as a subject: its class and its attribution are made when first read. */
+struct line_subject {
+	struct chanmsg *m;
+	const struct chan_line *l;
+	struct ev_view v;
+	struct msgclass mi;
+	struct attribution a;
+	bool classified, attributed;
+};
+
+static const struct msgclass *line_class(struct line_subject *ls)
+{
+	if (!ls->classified) {
+		msgclass_line(&ls->mi, ls->l->data, ls->l->data ? (size_t)ls->l->len : 0);
+		ls->classified = true;
+	}
+	return &ls->mi;
+}
+
+static enum ev_msg_kind line_kind(void *ctx)
+{
+	return line_class(ctx)->kind;
+}
+
 /* The subject's detail, made only when a finding asks for it (v.describe). */
 static const char *describe(void *ctx)
 {
-	struct chanmsg *m = ctx;
-	const struct chan_line *l = m->line;
-	const struct msgclass *mi = m->mc;
+	struct line_subject *ls = ctx;
+	const struct chan_line *l = ls->l;
+	const struct msgclass *mi = line_class(ls);
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_printf(&sb, "%s %s", event_msg_kind_name(mi->kind),
@@ -162,16 +184,25 @@ static const char *describe(void *ctx)
 		strbuf_printf(&sb, " (id %.32s)", mi->id);
 	strbuf_printf(&sb, ", %llu bytes at %s offset %llu", (unsigned long long)l->len,
 		      chan_dir_name(l->dir), (unsigned long long)l->offset);
-	snprintf(m->detail, sizeof(m->detail), "%s", strbuf_str(&sb) ? strbuf_str(&sb) : "message");
+	snprintf(ls->m->detail, sizeof(ls->m->detail), "%s",
+		 strbuf_str(&sb) ? strbuf_str(&sb) : "message");
 	strbuf_fini(&sb);
-	return m->detail;
+	return ls->m->detail;
 }
 
-static void attribute(struct chanmsg *m, const struct chan_line *l, const struct msgclass *mi,
-		      const struct ev_view *v, struct attribution *a)
+static const struct attribution *line_attr(void *ctx)
 {
+	struct line_subject *ls = ctx;
+	struct chanmsg *m = ls->m;
+	const struct chan_line *l = ls->l;
+	const struct msgclass *mi;
+	struct attribution *a = &ls->a;
 	size_t call = 0;
 
+	if (ls->attributed)
+		return a;
+	ls->attributed = true;
+	mi = line_class(ls);
 	memset(a, 0, sizeof(*a));
 	if (m->cm && mi->id && l->dir == CHAN_IN && mi->kind == MSG_REQUEST)
 		call = find_call(m, m->req, m->n_req, l->record, mi->id);
@@ -182,43 +213,40 @@ static void attribute(struct chanmsg *m, const struct chan_line *l, const struct
 		a->call = call;
 		a->order = 2 * (uint64_t)call;
 	} else if (m->cm) {
-		callmodel__attribute(m->cm, v, a);
+		callmodel__attribute(m->cm, &ls->v, a);
 	} else {
 		a->rule = ATTR_BUCKET;
 		a->bucket = BUCKET_STARTUP;
 		a->order = 1;
 	}
+	return a;
 }
 
 static int line_cb(void *ctx, const struct chan_line *l)
 {
+	struct line_subject ls = {.m = ctx, .l = l};
+	struct ev_view *v = &ls.v;
 	struct chanmsg *m = ctx;
-	struct attribution a;
-	struct msgclass mi;
-	struct ev_view v;
 	int err;
 
 	if (!m->indexed && (err = build_index(m)))
 		return err;
-	msgclass_line(&mi, l->data, l->data ? (size_t)l->len : 0);
-	memset(&v, 0, sizeof(v));
-	v.op = EV_OP_MESSAGE;
-	v.op_name = "message";
-	v.family = FAM_CHANNEL;
-	v.ts = l->ts;
-	v.pid = v.tid = m->pid;
-	v.pstart = m->pstart;
-	v.uid = m->uid;
-	v.result = RES_SUCCESS;
-	v.msg_dir = l->dir;
-	v.msg_kind = mi.kind;
-	v.message = (struct ev_bytes){l->data, l->data ? l->len : 0};
-	m->line = l;
-	m->mc = &mi;
-	v.describe = describe;
-	v.describe_ctx = m;
-	attribute(m, l, &mi, &v, &a);
-	err = m->fn(m->ctx, &v, &a, l->record);
-	msgclass_fini(&mi);
+	v->op = EV_OP_MESSAGE;
+	v->op_name = "message";
+	v->family = FAM_CHANNEL;
+	v->ts = l->ts;
+	v->pid = v->tid = m->pid;
+	v->pstart = m->pstart;
+	v->uid = m->uid;
+	v->result = RES_SUCCESS;
+	v->msg_dir = l->dir;
+	v->msg_kind_get = line_kind;
+	v->msg_kind_ctx = &ls;
+	v->message = (struct ev_bytes){l->data, l->data ? l->len : 0};
+	v->describe = describe;
+	v->describe_ctx = &ls;
+	err = m->fn(m->ctx, v, line_attr, &ls, l->record);
+	if (ls.classified)
+		msgclass_fini(&ls.mi);
 	return err;
 }

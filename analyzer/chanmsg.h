@@ -18,8 +18,11 @@
 #include "event.h"
 #include "trace.pb-c.h"
 
-/* Called once per message with a subject valid during the call; returns 0 or -errno. */
-typedef int (*chanmsg_fn)(void *ctx, const struct ev_view *v, const struct attribution *a,
+/* Called once per message with a subject valid during the call; its attribution is made when
+ * first asked for (attr(attr_ctx)), as is its JSON-RPC kind (event_msg_kind): a line no rule
+ * reads that far is never classified. Returns 0 or -errno. */
+typedef int (*chanmsg_fn)(void *ctx, const struct ev_view *v,
+			  const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx,
 			  uint64_t index);
 
 struct chanmsg;

@@ -89,7 +89,8 @@ void engine__free(struct engine *e)
 	free(e);
 }
 
-static int on_message(void *ctx, const struct ev_view *v, const struct attribution *a,
+static int on_message(void *ctx, const struct ev_view *v,
+		      const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx,
 		      uint64_t index);
 
 int engine__set_model(struct engine *e, struct callmodel *cm)
@@ -154,26 +155,26 @@ static const struct attribution *lazy_attr_get(void *ctx)
 
 /* Every enabled rule that can match one subject (the policy's index by op and its keys of
  * cheap facts: the others cannot, so skipping them changes no finding and no counter), done
- * by process p (NULL: none). pre:
- * its attribution when the caller knows it (channel messages), else the call model decides. */
+ * by process p (NULL: none). attr(attr_ctx): its attribution when the caller makes it (channel
+ * messages), else (NULL) the call model decides. */
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
-			   bool launch, struct proc *p, const struct attribution *pre)
+			   bool launch, struct proc *p,
+			   const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx)
 {
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
 	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
 			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
 						 : POL_SUBJ_EVENTS;
 	struct lazy_attr lazy;
-	struct attribution attr;
 	const uint32_t *ix;
 	const uint64_t *keys;
 	unsigned key;
 	size_t n;
 	int err;
 
-	if (pre) {
-		attr = *pre;
-		s.attr = &attr;
+	if (attr) {
+		s.attr_get = attr;
+		s.attr_ctx = attr_ctx;
 		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
 	} else if (e->cm) {
 		callmodel__seen(e->cm, v);
@@ -220,17 +221,18 @@ static int evaluate(struct engine *e, const struct ev_view *v, uint64_t index, b
 		return -ENOMEM;
 	/* before its first exec, the server process is still the collector's launcher */
 	launch = launch || (p->is_target && p->launching && p->execs == 0);
-	return evaluate_subject(e, v, index, launch, p, NULL);
+	return evaluate_subject(e, v, index, launch, p, NULL, NULL);
 }
 
-static int on_message(void *ctx, const struct ev_view *v, const struct attribution *a,
+static int on_message(void *ctx, const struct ev_view *v,
+		      const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx,
 		      uint64_t index)
 {
 	struct engine *e = ctx;
 	struct proc *p = proctree__target(e->pt); /* the server reads and writes the channel */
 
 	e->st.messages++;
-	return evaluate_subject(e, v, index, false, p, a);
+	return evaluate_subject(e, v, index, false, p, attr, attr_ctx);
 }
 
 int engine__stdio(struct engine *e, const Mcpt__StdioFrame *f, uint64_t index)
@@ -268,7 +270,7 @@ int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index)
 	v.detail = detail;
 	e->st.losses++;
 	e->st.events_lost += l->delta;
-	return evaluate_subject(e, &v, index, false, NULL, NULL);
+	return evaluate_subject(e, &v, index, false, NULL, NULL, NULL);
 }
 
 static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index);

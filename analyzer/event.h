@@ -102,7 +102,10 @@ struct ev_view {
 
 	/* EV_OP_MESSAGE: one line of the channel; EV_OP_LOSS: one Loss record */
 	int msg_dir; /* enum chan_dir: 0 client to server, 1 server to client */
-	enum ev_msg_kind msg_kind;
+	enum ev_msg_kind msg_kind; /* read it with event_msg_kind */
+	/* or, when set, what classifies the line on demand (only a `kind` test reads it) */
+	enum ev_msg_kind (*msg_kind_get)(void *ctx);
+	void *msg_kind_ctx;
 	struct ev_bytes message;
 	const char *detail; /* one line saying what the subject is (messages, losses) */
 	/* or, when detail is NULL, what makes that line on demand (only a finding reads it) */
@@ -190,6 +193,11 @@ bool event_argv_next(const struct ev_bytes *argv, size_t *pos, struct ev_bytes *
 size_t event_normalize_path(const uint8_t *p, size_t n, char *out, size_t cap);
 
 /* Names of message kinds: "request", "response", "notification", "other". */
+/* The JSON-RPC kind of a channel message, classified when first asked for. */
+static inline enum ev_msg_kind event_msg_kind(const struct ev_view *v)
+{
+	return v->msg_kind_get ? v->msg_kind_get(v->msg_kind_ctx) : v->msg_kind;
+}
 const char *event_msg_kind_name(enum ev_msg_kind k);
 int event_msg_kind_by_name(const char *name); /* -1 if unknown */
 

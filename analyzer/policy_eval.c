@@ -240,7 +240,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_DIRECTION:
 		return is_channel(ev) && match_int(t, ev->msg_dir);
 	case F_KIND:
-		return is_channel(ev) && match_int(t, ev->msg_kind);
+		return is_channel(ev) && match_int(t, event_msg_kind(ev));
 	case F_TOOL:
 	case F_METHOD:
 	case F_ARGUMENTS:

@@ -11,7 +11,8 @@ mw_unit_test(policy SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_fields SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_pre SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_memo SOURCES policy_testlib.c LIBS mw_analyzer_core)
-mw_unit_test(proctree LIBS mw_analyzer_core)
+mw_unit_test(proctree SOURCES policy_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(chanmsg SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(analyze SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 
 # The shipped policy compiles with the shipped binary, alone and with the site example on top.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "policy_testlib.h"
 #include "events.h"
 #include "proctree.h"
 
@@ -141,28 +142,9 @@ START_TEST(forged_cycle_and_depth)
 }
 END_TEST
 
-static struct policy *policy_from(const char *text)
-{
-	char path[] = "/tmp/mw-proctree-XXXXXX";
-	int fd = mkstemp(path);
-	struct policy *p = policy__new();
-	struct vars *vs = vars__new();
-	struct diag d = {0};
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
-	close(fd);
-	ck_assert_int_eq(policy__load_file(p, path, &d), 0);
-	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
-	unlink(path);
-	diag_fini(&d);
-	vars__free(vs);
-	return p;
-}
-
 START_TEST(engine_cap_and_order)
 {
-	struct policy *p = policy_from(
+	struct policy *p = policy_from_text(
 		"version: 1\nrules:\n"
 		"- {id: b.any-open, description: d, severity: low, category: c, condition: "
 		"{op: openat}}\n"
@@ -203,7 +185,7 @@ END_TEST
 
 START_TEST(engine_messages)
 {
-	struct policy *p = policy_from(
+	struct policy *p = policy_from_text(
 		"version: 1\nrules:\n"
 		"- {id: r, description: d, severity: low, category: c, condition: {op: openat},\n"
 		"   message: \"{op} {path} by {pid} ({result}) {exe} {argv} {addr} {1} {\"}\n");
@@ -242,7 +224,7 @@ END_TEST
 /* Entry records of many threads that never complete: at most 256 are held, none is lost. */
 START_TEST(engine_entry_bound)
 {
-	struct policy *p = policy_from("version: 1\nrules:\n"
+	struct policy *p = policy_from_text("version: 1\nrules:\n"
 				       "- {id: r, description: d, severity: low, category: c, "
 				       "condition: {op: connect}}\n");
 	struct engine *e = engine__new(p, 100000);

@@ -126,3 +126,22 @@ bool holds(struct policy *p, const struct evx *x)
 	return policy_rule_match(p->rules[0], &x->s, &exc);
 }
 
+
+struct policy *policy_from_text(const char *text)
+{
+	char path[] = "/tmp/mw-policy-XXXXXX";
+	int fd = mkstemp(path);
+	struct policy *p = policy__new();
+	struct vars *vs = vars__new();
+	struct diag d = {0};
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+	ck_assert_int_eq(policy__load_file(p, path, &d), 0);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	unlink(path);
+	diag_fini(&d);
+	vars__free(vs);
+	return p;
+}

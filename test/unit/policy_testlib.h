@@ -33,5 +33,7 @@ void ev_connect(struct evx *x, const uint8_t *sa, size_t n, int64_t ret);
 /* Compiles cond (a YAML flow mapping) with home=/home/u, tmp=/tmp and --set extra=/opt. */
 struct policy *compile_cond(const char *lists, const char *cond);
 bool holds(struct policy *p, const struct evx *x); /* rule 0 matches */
+/* A policy compiled from text (no variables), through a temporary file that is removed. */
+struct policy *policy_from_text(const char *text);
 
 #endif /* MW_POLICY_TESTLIB_H */
