@@ -183,6 +183,8 @@ static int event_extra(json_t *o, const struct ev_view *v)
 			       json_pack("{s:i,s:i,s:o,s:b}", "pid", v->child_pid, "tid",
 					 v->child_tid, "pstart", json_u64(v->child_pstart),
 					 "thread", v->thread));
+	if (!err && v->op == MCPT__OP__OP_FORK && v->raw->child_task) /* defined the child's task */
+		err = json_put(o, "child_task", json_true());
 	strbuf_fini(&sb);
 	return err;
 }

@@ -40,6 +40,8 @@ class ProcEvents(mwevents.EventsTestCase):
         self.assertEqual(ev["flags"] & F_THREAD, 0)
         self.assertEqual(ev["args"][:3], [s["child"], s["child"], child_exit["pstart"]])
         self.assertEqual(ev["ret"], s["child"])
+        # the fork defines its child's task (format bit 3), which its records can name
+        self.assertIs(ev.get("child_task"), True, ev)
         return s, ev
 
     def test_fork(self):
