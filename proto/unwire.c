@@ -30,24 +30,22 @@ struct scan {
 	uint32_t seen;
 };
 
-/* Wire type of each field number: 0 varint, 2 length-delimited (bytes, packed args). */
-static const uint8_t wire_type[EV_FIELDS + 1] = {
-	[1] = 0,  [2] = 0,  [3] = 0,  [4] = 0,	[5] = 0,  [6] = 0,  [7] = 0,
-	[8] = 2,  [9] = 2,  [10] = 2, [11] = 0, [12] = 0, [13] = 2, [14] = 2,
-	[15] = 0, [16] = 0, [17] = 0, [18] = 2, [19] = 2, [20] = 2, [21] = 2,
-	[22] = 0, [23] = 0, [24] = 0, [25] = 0, [26] = 0, [27] = 0, [28] = 0, /* *_ref */
-	[29] = 0, /* task_ref */
-	[30] = 0, /* ts_delta (sint64) */
-	[31] = 0, /* child_task (bool) */
-};
+/* Wire type of each field number: 0 varint, 2 length-delimited (bytes, packed args): fields
+ * 8, 9, 10 (paths), 13 (args), 14 (data) and 18..21; every other field 1..31 is a varint. */
+#define WT_OF(f) ((f) == 8 || (f) == 9 || (f) == 10 || (f) == 13 || (f) == 14 || \
+		  ((f) >= 18 && (f) <= 21) ? 2u : 0u)
 
-/* A tag of one or two bytes naming a field 1..EV_FIELDS. Returns its length, 0 otherwise. */
-static size_t tag(const uint8_t *p, size_t n, unsigned *field, unsigned *wt)
-{
-	size_t k = mcpt_uw_tag(p, n, field, wt);
-
-	return *field >= 1 && *field <= EV_FIELDS ? k : 0;
-}
+/* The field a tag names, by its value v = (field << 3 | wire type) of 0..255 (a tag of one
+ * byte, or of two bytes whose second is 0 or 1): the field when 1..EV_FIELDS with its own
+ * wire type, else 0 (declined). */
+#define TAG_FIELD(v) ((v) >> 3 >= 1 && ((v) & 7) == WT_OF((v) >> 3) ? (uint8_t)((v) >> 3) : 0)
+#define TAG8(v)                                                                                   \
+	TAG_FIELD(v), TAG_FIELD((v) + 1), TAG_FIELD((v) + 2), TAG_FIELD((v) + 3),                \
+		TAG_FIELD((v) + 4), TAG_FIELD((v) + 5), TAG_FIELD((v) + 6), TAG_FIELD((v) + 7)
+#define TAG64(v) TAG8(v), TAG8((v) + 8), TAG8((v) + 16), TAG8((v) + 24), TAG8((v) + 32), \
+		 TAG8((v) + 40), TAG8((v) + 48), TAG8((v) + 56)
+static const uint8_t tag_field[256] = {TAG64(0), TAG64(64), TAG64(128), TAG64(192)};
+_Static_assert(EV_FIELDS == 31, "tag_field covers fields 1..31");
 
 /* protobuf-c's length prefix: at most 5 bytes, at most INT_MAX, within the data. */
 static size_t delimited(const uint8_t *p, size_t n, size_t *len)
@@ -65,44 +63,49 @@ static size_t delimited(const uint8_t *p, size_t n, size_t *len)
  * and length prefixes, nearly every field of a writer's record, take the short way. */
 static bool scan(struct scan *s, const uint8_t *p, size_t n)
 {
-	size_t off = 0, k;
-	unsigned f, wt;
+	size_t off = 0, k, len;
+	unsigned v, f;
 	uint32_t seen = 0;
 
 	while (off < n) {
-		if (p[off] < 0x80) {
-			f = p[off] >> 3;
-			wt = p[off] & 7;
+		v = p[off];
+		if (v < 0x80) {
 			off++;
-			if (f < 1) /* one byte: f <= 15 <= EV_FIELDS */
+		} else if (n - off >= 2 && p[off + 1] <= 1) { /* two bytes: fields up to 31 */
+			v = (v & 0x7f) | (unsigned)p[off + 1] << 7;
+			off += 2;
+		} else {
+			return false; /* a longer tag, or a field past 31 */
+		}
+		f = tag_field[v];
+		if (!f || (seen & (1u << f)))
+			return false;
+		seen |= 1u << f;
+		if (!(v & 7)) { /* a varint */
+			if (off < n && p[off] < 0x80) {
+				s->num[f] = p[off++];
+				continue;
+			}
+			/* a longer bool is protobuf-c's to judge (bits past 64) */
+			k = f == 31 ? 0 : mcpt_uw_varint(p + off, n - off, &s->num[f]);
+			if (!k)
+				return false;
+			off += k;
+			continue;
+		}
+		if (off < n && p[off] < 0x80) { /* a one-byte length prefix */
+			len = p[off++];
+			if (len > n - off)
 				return false;
 		} else {
-			k = tag(p + off, n - off, &f, &wt);
+			k = delimited(p + off, n - off, &len);
 			if (!k)
 				return false;
 			off += k;
 		}
-		if (wt != wire_type[f] || (seen & (1u << f)))
-			return false;
-		seen |= 1u << f;
-		if (off < n && p[off] < 0x80) { /* a one-byte varint or length prefix */
-			k = 1;
-			if (wt == 0)
-				s->num[f] = p[off];
-			else if ((s->len[f] = p[off]) > n - off - 1)
-				return false;
-		} else if (wt == 0) { /* a longer bool is protobuf-c's to judge (bits past 64) */
-			k = f == 31 ? 0 : mcpt_uw_varint(p + off, n - off, &s->num[f]);
-		} else {
-			k = delimited(p + off, n - off, &s->len[f]);
-		}
-		if (!k)
-			return false;
-		off += k;
-		if (wt == 2) {
-			s->at[f] = p + off;
-			off += s->len[f];
-		}
+		s->len[f] = len;
+		s->at[f] = p + off;
+		off += len;
 	}
 	s->seen = seen;
 	return true;
