@@ -40,6 +40,17 @@ int mcpt_uvarint_get(const uint8_t *p, size_t n, uint32_t *v, size_t *used)
 	uint64_t val = 0;
 	size_t i;
 
+	/* most prefixes and tags: one byte, or two whose second is not 0 (minimal) */
+	if (n && p[0] < 0x80) {
+		*v = p[0];
+		*used = 1;
+		return 0;
+	}
+	if (n >= 2 && p[1] < 0x80 && p[1]) {
+		*v = (p[0] & 0x7fu) | (uint32_t)p[1] << 7;
+		*used = 2;
+		return 0;
+	}
 	for (i = 0; i < MCPT_VARINT_MAX; i++) {
 		if (i == n)
 			return -EAGAIN;

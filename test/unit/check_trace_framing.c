@@ -32,6 +32,49 @@ START_TEST(test_varint_round_trip)
 }
 END_TEST
 
+/* The decoding rule written out plainly, for the exhaustive comparison below. */
+static int varint_ref(const uint8_t *p, size_t n, uint32_t *v, size_t *used)
+{
+	uint64_t val = 0;
+
+	for (size_t i = 0; i < 5; i++) {
+		if (i == n)
+			return -EAGAIN;
+		val |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] & 0x80)
+			continue;
+		if (val > UINT32_MAX)
+			return -EOVERFLOW;
+		if (i > 0 && p[i] == 0)
+			return -EINVAL;
+		*v = (uint32_t)val;
+		*used = i + 1;
+		return 0;
+	}
+	return -EOVERFLOW;
+}
+
+/* Every one- and two-byte input (the short ways of mcpt_uvarint_get), whole and cut. */
+START_TEST(test_varint_short_exhaustive)
+{
+	for (unsigned b = 0; b < 65536; b++) {
+		const uint8_t p[3] = {(uint8_t)b, (uint8_t)(b >> 8), 0x01};
+
+		for (size_t n = 0; n <= 3; n++) {
+			uint32_t v1 = 0, v2 = 0;
+			size_t u1 = 0, u2 = 0;
+			int r1 = mcpt_uvarint_get(p, n, &v1, &u1), r2 = varint_ref(p, n, &v2, &u2);
+
+			ck_assert_int_eq(r1, r2);
+			if (!r1) {
+				ck_assert_uint_eq(v1, v2);
+				ck_assert_uint_eq(u1, u2);
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_varint_strict)
 {
 	static const struct {
@@ -188,6 +231,7 @@ Suite *trace_framing_suite(void)
 
 	tcase_add_test(c, test_varint_round_trip);
 	tcase_add_test(c, test_varint_strict);
+	tcase_add_test(c, test_varint_short_exhaustive);
 	tcase_add_test(c, test_record_split);
 	tcase_add_test(c, test_compact_range);
 	tcase_add_test(c, test_pae);
