@@ -127,6 +127,16 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 	if (!d)
 		return 0; /* unknown types are counted, not parsed */
 	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
+	/* A PathDef as a view of its bytes (their lifetime is the record's, as the parse's is:
+	 * the callback has it now, a held record is parsed again when released) */
+	if (type == MCPT_T_PATH_DEF) {
+		Mcpt__PathDef *pd = v->arena.pb.alloc(v->arena.pb.allocator_data, sizeof(*pd));
+
+		if (pd && mcpt_unwire_path_def_view(len, body, pd)) {
+			v->parsed = &pd->base;
+			return 0;
+		}
+	}
 	/* By hand (unwire.c for Events, unwire_flat.c for the flat types: the same result, much
 	 * faster); what they decline by protobuf-c */
 	m = type == MCPT_T_EVENT ? (ProtobufCMessage *)mcpt_unwire_event(&v->arena.pb, len, body)

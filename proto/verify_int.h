@@ -47,7 +47,8 @@ struct vstate {
 	mcpt_record_cb cb;
 	void *ctx;
 	int cb_ret;
-	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena) */
+	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena; a
+					 * PathDef's value points into the record) */
 	const ProtobufCMessage *offer_msg; /* handed to the callback with the record offered */
 	uint64_t offer_chunk;		   /* mcpt_record.chunk of the record offered */
 
