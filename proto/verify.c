@@ -126,17 +126,13 @@ int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, si
 	v->parsed = NULL;
 	if (!d)
 		return 0; /* unknown types are counted, not parsed */
-	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
 	/* A PathDef as a view of its bytes (their lifetime is the record's, as the parse's is:
 	 * the callback has it now, a held record is parsed again when released) */
-	if (type == MCPT_T_PATH_DEF) {
-		Mcpt__PathDef *pd = v->arena.pb.alloc(v->arena.pb.allocator_data, sizeof(*pd));
-
-		if (pd && mcpt_unwire_path_def_view(len, body, pd)) {
-			v->parsed = &pd->base;
-			return 0;
-		}
+	if (type == MCPT_T_PATH_DEF && mcpt_unwire_path_def_view(len, body, &v->path_def)) {
+		v->parsed = &v->path_def.base;
+		return 0;
 	}
+	mcpt_arena_reset(&v->arena, mcpt_arena_budget(len));
 	/* By hand (unwire.c for Events, unwire_flat.c for the flat types: the same result, much
 	 * faster); what they decline by protobuf-c */
 	m = type == MCPT_T_EVENT ? (ProtobufCMessage *)mcpt_unwire_event(&v->arena.pb, len, body)
@@ -347,28 +343,12 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 	return true;
 }
 
-/* A PathDef read by a caller that wants only some Events (opts.want_event): it only feeds the
- * table that resolves them, without a parse of its own or a delivery (the events delivered
- * carry the values). false when it is to be read like any other record. */
-static bool skip_path_def(struct vstate *v, const struct vframe *f)
-{
-	Mcpt__PathDef d;
-
-	if (f->rv.type != MCPT_T_PATH_DEF || !v->opts.want_event ||
-	    !mcpt_unwire_path_def_view(f->rv.body_len, f->p + f->rv.body_off, &d))
-		return false;
-	enter_chunk(v);
-	check_refs(v, f->index, MCPT_T_PATH_DEF, &d.base);
-	mcpt_segment_add(&v->seg, f->p, f->len);
-	return true;
-}
-
 static int data_record(struct vstate *v, struct vframe *f)
 {
 	uint32_t type = f->rv.type;
 	int r;
 
-	if (skip_event(v, f) || skip_path_def(v, f))
+	if (skip_event(v, f))
 		return 0;
 	if (mcpt_v_unpack_check(v, type, f->p + f->rv.body_off, f->rv.body_len)) {
 		r = mcpt_v_zero_tail_after(v, f);
@@ -387,6 +367,9 @@ static int data_record(struct vstate *v, struct vframe *f)
 	if (v->parsed && !check_refs(v, f->index, type, (ProtobufCMessage *)v->parsed))
 		v->parsed = NULL; /* not handed over half resolved */
 	mcpt_segment_add(&v->seg, f->p, f->len);
+	/* a caller that wants only some Events has their values: PathDefs only feed the table */
+	if (type == MCPT_T_PATH_DEF && v->opts.want_event)
+		return 0;
 	v->offer_msg = v->parsed; /* delivered now (not held): the callback may use it */
 	v->offer_chunk = v->chunk_seq;
 	r = mcpt_v_offer(v, f);

@@ -47,8 +47,9 @@ struct vstate {
 	mcpt_record_cb cb;
 	void *ctx;
 	int cb_ret;
-	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena; a
-					 * PathDef's value points into the record) */
+	const ProtobufCMessage *parsed; /* the last mcpt_v_unpack_check result (in arena, or
+					 * path_def, whose value points into the record) */
+	Mcpt__PathDef path_def;
 	const ProtobufCMessage *offer_msg; /* handed to the callback with the record offered */
 	uint64_t offer_chunk;		   /* mcpt_record.chunk of the record offered */
 

@@ -118,6 +118,17 @@ static int wtt_find(const struct mcpt_wtt *t, const struct wtt_key *k, uint32_t 
 	return -1;
 }
 
+/* Enters k (met for the first time) at the free slot wtt_find gave; its entry, or -1 when the
+ * table is full. */
+static int wtt_add(struct mcpt_wtt *t, const struct wtt_key *k, uint32_t h, uint16_t slot)
+{
+	if (t->n >= MCPT_VT_MAX_TASKS)
+		return -1;
+	t->e[t->n] = (struct wtt_entry){.k = *k, .hash = h, .slot = slot};
+	t->slot[slot] = (uint16_t)(t->n + 1);
+	return (int)t->n++;
+}
+
 void mcpt_wtt_plan(struct mcpt_wtt *t, uint64_t chunk, const Mcpt__Event *ev, struct wtt_plan *p)
 {
 	struct wtt_key k = key_of(ev);
@@ -138,11 +149,7 @@ void mcpt_wtt_plan(struct mcpt_wtt *t, uint64_t chunk, const Mcpt__Event *ev, st
 		}
 		return;
 	}
-	if (t->n >= MCPT_VT_MAX_TASKS)
-		return; /* full: inline */
-	t->e[t->n] = (struct wtt_entry){.k = k, .hash = h, .slot = slot};
-	t->slot[slot] = (uint16_t)(t->n + 1);
-	p->ent = (int)t->n++;
+	p->ent = wtt_add(t, &k, h, slot); /* full: -1, inline */
 }
 
 int mcpt_wtt_define(struct mcpt_writer *w, const struct wtt_plan *p)
@@ -188,13 +195,8 @@ void mcpt_wtt_fork(struct mcpt_wtt *t, uint64_t chunk, Mcpt__Event *ev, uint32_t
 	ent = wtt_find(t, &k, h, &slot);
 	if (ent >= 0 && t->e[ent].id)
 		return; /* defined already: nothing to gain */
-	if (ent < 0) {
-		if (t->n >= MCPT_VT_MAX_TASKS)
-			return;
-		t->e[t->n] = (struct wtt_entry){.k = k, .hash = h, .slot = slot};
-		t->slot[slot] = (uint16_t)(t->n + 1);
-		ent = (int)t->n++;
-	}
+	if (ent < 0 && (ent = wtt_add(t, &k, h, slot)) < 0)
+		return;
 	t->e[ent].id = ++t->ids;
 	ev->child_task = true;
 }

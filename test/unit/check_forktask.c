@@ -76,20 +76,6 @@ static void open_tab(struct tl_tab *f, uint32_t chunk_records, bool fork_task)
 	tl_tab_open_opts(f, chunk_records, 4096, wo, BOOT);
 }
 
-static uint64_t features(const struct tl_bytes *t)
-{
-	static struct tl_frame fr[256];
-	Mcpt__Header *h;
-	uint64_t bits;
-
-	ck_assert_uint_ge(tl_frames(t->p, t->len, fr, 256), 1);
-	h = mcpt__header__unpack(NULL, fr[0].blen, t->p + fr[0].body);
-	ck_assert_ptr_nonnull(h);
-	bits = h->incompatible_features;
-	mcpt__header__free_unpacked(h, NULL);
-	return bits;
-}
-
 static unsigned count_type(const struct tl_bytes *t, uint32_t type)
 {
 	static struct tl_frame fr[256];
@@ -141,7 +127,7 @@ START_TEST(test_fork_defines_child)
 	e.child_task = true; /* a flag is the writer's to set */
 	ck_assert_int_eq(mcpt_writer__event_refs(f.w, &e), -EINVAL);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t),
+	ck_assert_uint_eq(tl_header_features(&t),
 			  MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA | MCPT_FEAT_FORK_TASK);
 	ck_assert_uint_eq(count_type(&t, MCPT_T_TASK_DEF), 1);
 	tl_bytes_free(&t);
@@ -164,7 +150,7 @@ START_TEST(test_without_option)
 	tl_tab_put(&f, &e);
 	ck_assert_uint_eq(e.task_ref, 0);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA);
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_TASK_TABLE | MCPT_FEAT_TS_DELTA);
 	tl_bytes_free(&t);
 }
 END_TEST

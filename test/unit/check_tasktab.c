@@ -59,20 +59,6 @@ static bool no_task(const Mcpt__Event *e)
 	return !(e->pid | e->tid | e->pstart | e->uid | e->gid);
 }
 
-static uint64_t features(const struct tl_bytes *t)
-{
-	struct tl_frame fr[16];
-	Mcpt__Header *h;
-	uint64_t bits;
-
-	ck_assert_uint_ge(tl_frames(t->p, t->len, fr, 16), 1);
-	h = mcpt__header__unpack(NULL, fr[0].blen, t->p + fr[0].body);
-	ck_assert_ptr_nonnull(h);
-	bits = h->incompatible_features;
-	mcpt__header__free_unpacked(h, NULL);
-	return bits;
-}
-
 START_TEST(test_second_meeting)
 {
 	struct tl_tab f;
@@ -112,7 +98,7 @@ START_TEST(test_second_meeting)
 	e.task_ref = 1; /* an event already holding a reference is refused, nothing written */
 	ck_assert_int_eq(mcpt_writer__event_refs(f.w, &e), -EINVAL);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_TASK_TABLE);
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_TASK_TABLE);
 	ck_assert_uint_eq(tl_frames(t.p, t.len, fr, 16), 9); /* hdr, 6 ev, def, seal */
 	ck_assert_uint_eq(fr[2].type, MCPT_T_TASK_DEF);
 	d = mcpt__task_def__unpack(NULL, fr[2].blen, t.p + fr[2].body);
@@ -151,7 +137,7 @@ START_TEST(test_with_values)
 	ck_assert_uint_eq(tl_tab_put(&f, &e), 1);
 	ck_assert_uint_eq(e.task_ref, 2);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE);
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE);
 	ck_assert_uint_eq(tl_frames(t.p, t.len, fr, 16), 9); /* hdr ev pd td ev ev td ev seal */
 	ck_assert_uint_eq(fr[2].type, MCPT_T_PATH_DEF);
 	ck_assert_uint_eq(fr[3].type, MCPT_T_TASK_DEF);

@@ -35,20 +35,6 @@ Suite *tsdelta_suite(void);
 #define BOOT 71234567890123ull /* a boot time of ~20 h, in ns */
 #define PA   "/usr/lib/python3/dist-packages/a.py"
 
-static uint64_t features(const struct tl_bytes *t)
-{
-	struct tl_frame fr[64];
-	Mcpt__Header *h;
-	uint64_t bits;
-
-	ck_assert_uint_ge(tl_frames(t->p, t->len, fr, 64), 1);
-	h = mcpt__header__unpack(NULL, fr[0].blen, t->p + fr[0].body);
-	ck_assert_ptr_nonnull(h);
-	bits = h->incompatible_features;
-	mcpt__header__free_unpacked(h, NULL);
-	return bits;
-}
-
 static void open_ts(struct tl_tab *f, uint32_t chunk_records, bool tables)
 {
 	struct mcpt_writer_opts wo = {.ts_delta = true, .value_table = tables,
@@ -92,7 +78,7 @@ START_TEST(test_writer_deltas)
 	e.ts_delta = 1; /* the writer's to set */
 	ck_assert_int_eq(mcpt_writer__event_refs(f.w, &e), -EINVAL);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_TS_DELTA);
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_TS_DELTA);
 	tl_bytes_free(&t);
 	/* without the option: never a delta, and no bit */
 	tl_tab_open(&f, 8, 4096, true, true);
@@ -102,7 +88,7 @@ START_TEST(test_writer_deltas)
 	ck_assert_int_eq(e.ts_delta, 0);
 	ck_assert_uint_ne(e.ts, 0);
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE);
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE);
 	tl_bytes_free(&t);
 }
 END_TEST
@@ -128,7 +114,7 @@ START_TEST(test_with_tables)
 		ck_assert_int_eq(e.ts_delta, i % 2 ? 1000 : 0);
 	}
 	tl_tab_close(&f, &t);
-	ck_assert_uint_eq(features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE |
+	ck_assert_uint_eq(tl_header_features(&t), MCPT_FEAT_VALUE_TABLE | MCPT_FEAT_TASK_TABLE |
 						MCPT_FEAT_TS_DELTA);
 	/* hdr | ev pd td ev | ev pd td ev | seal */
 	ck_assert_uint_eq(tl_frames(t.p, t.len, fr, 16), 10);

@@ -289,6 +289,24 @@ size_t tl_frames(const uint8_t *p, size_t n, struct tl_frame *out, size_t max)
 	return k;
 }
 
+uint64_t tl_header_features(const struct tl_bytes *t)
+{
+	size_t off = MCPT_PREAMBLE_LEN, a, b, c;
+	uint64_t L, tag, inner, bits;
+	Mcpt__Header *h;
+
+	a = get_varint(t->p + off, t->len - off, &L);
+	ck_assert_uint_gt(a, 0);
+	b = get_varint(t->p + off + a, t->len - off - a, &tag);
+	c = get_varint(t->p + off + a + b, t->len - off - a - b, &inner);
+	ck_assert_uint_eq(tag >> 3, MCPT_T_HEADER);
+	h = mcpt__header__unpack(NULL, inner, t->p + off + a + b + c);
+	ck_assert_ptr_nonnull(h);
+	bits = h->incompatible_features;
+	mcpt__header__free_unpacked(h, NULL);
+	return bits;
+}
+
 bool tl_has_bad(const struct mcpt_report *rep, enum mcpt_code code)
 {
 	for (size_t i = 0; i < rep->n_bad_segments; i++)

@@ -81,6 +81,8 @@ struct tl_frame {
 };
 
 size_t tl_frames(const uint8_t *p, size_t n, struct tl_frame *out, size_t max);
+/* The Header's incompatible_features of the trace t (its first frame). */
+uint64_t tl_header_features(const struct tl_bytes *t);
 
 /* Does the report list a bad segment with this code? */
 bool tl_has_bad(const struct mcpt_report *rep, enum mcpt_code code);
