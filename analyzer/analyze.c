@@ -18,6 +18,7 @@
 
 struct run {
 	const struct analyze_opts *o;
+	struct replay_opts ro;
 	struct policy *pol;
 	struct vars *vars;
 	struct engine *eng;
@@ -31,6 +32,9 @@ struct run {
 	bool has_file_digest;
 	uint8_t file_digest[32];
 	uint64_t file_length;
+	unsigned reads;		     /* of the trace: 1, or 2 */
+	struct pass_model_feed feed; /* the one read's model */
+	bool loss_met;		     /* by the one read: it gives way to two */
 };
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
@@ -110,6 +114,71 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	return rc;
 }
 
+/* The one read: the call model and the rules fed from the same records. A Loss record ends it:
+ * the events around a loss bound it (callmodel__seen), known only once it is read, so such a
+ * trace is read twice instead. */
+static int on_record_once(void *ctx, const struct replay_rec *rr)
+{
+	struct run *r = ctx;
+	int rc;
+
+	if (rr->msg && rr->rec->type == MCPT_T_LOSS) {
+		r->loss_met = true;
+		return -ECANCELED;
+	}
+	rc = pass_feed_model(&r->feed, rr);
+	return rc ?: on_record(ctx, rr);
+}
+
+/* One read is enough when nothing evaluated during it needs an attribution: no rule reads a
+ * call, no segment is held back (the model of two reads would then see records the rules do
+ * not), no HTML timeline (every event's call). */
+static bool one_read_enough(const struct run *r)
+{
+	return !r->o->two_reads && !r->o->verify_before_release && r->o->format != FORMAT_HTML &&
+	       !policy_reads_calls(r->pol);
+}
+
+static int read_once(struct run *r, int fd, struct pass_digest *d)
+{
+	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
+	int rc;
+
+	r->reads = 1;
+	r->cm = callmodel__new(&co);
+	if (!r->cm)
+		return -ENOMEM;
+	r->feed = (struct pass_model_feed){.cm = r->cm, .rp = r->rp};
+	rc = engine__later(r->eng);
+	rc = rc ?: engine__set_model(r->eng, r->cm);
+	rc = rc ?: pass_once(r->rp, fd, on_record_once, r, d, r->file_digest);
+	return rc ?: callmodel__resolve(r->cm);
+}
+
+/* After a one read that met a Loss record: everything again from the start, in two reads. */
+static int start_over(struct run *r, int fd)
+{
+	struct engine *eng = engine__new(r->pol, r->o->max_per_rule);
+	struct replay *rp = replay__new(&r->ro);
+	int rc = eng && rp ? 0 : -ENOMEM;
+
+	if (!rc && r->compiled)
+		rc = engine__set_header(eng, replay__header(r->rp));
+	if (!rc && lseek(fd, 0, SEEK_SET) < 0)
+		rc = -errno;
+	engine__free(rc ? eng : r->eng);
+	replay__free(rc ? rp : r->rp);
+	if (rc)
+		return rc;
+	r->eng = eng;
+	r->rp = rp;
+	callmodel__free(r->cm);
+	r->cm = NULL;
+	r->loss_records = r->released = 0;
+	p_info("%s: a Loss record: reading the trace twice", r->o->trace);
+	return 0;
+}
+
 /* The first read: calls, marks, processes (see attribute.h); for the HTML timeline, the sinks
  * of each call's effects. */
 static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t digest[32])
@@ -129,21 +198,32 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 	return rc;
 }
 
+/* Two reads: the model, then the rules; the second read's digest is the whole file's, as
+ * verified (the reports name it), and must be the first's. */
+static int read_twice(struct run *r, int fd, struct pass_digest *d)
+{
+	struct pass_digest first;
+	uint8_t d1[32];
+
+	r->reads = 2;
+	return read_model(r, fd, &first, d1)
+		       ?: pass_second(r->rp, fd, on_record, r, d1, d, r->file_digest);
+}
+
 static int read_trace(struct run *r)
 {
-	struct replay_opts ro = {.allow_unsigned = r->o->allow_unsigned,
-				 .hold_segments = r->o->verify_before_release};
-	struct pass_digest first, second;
-	uint8_t d1[32];
+	struct pass_digest d;
 	char err[REPLAY_MESSAGE_MAX];
 	int fd, rc;
 
+	r->ro = (struct replay_opts){.allow_unsigned = r->o->allow_unsigned,
+				     .hold_segments = r->o->verify_before_release};
 	if (!r->o->no_verify) {
 		if (cmd_load_pubkey(r->o->pubkey ? r->o->pubkey : MW_DEFAULT_PUBKEY, &r->key))
 			return -EINVAL;
-		ro.key = &r->key;
+		r->ro.key = &r->key;
 	}
-	r->rp = replay__new(&ro);
+	r->rp = replay__new(&r->ro);
 	if (!r->rp)
 		return -ENOMEM;
 	fd = pass_open(r->o->trace, err, sizeof(err));
@@ -151,11 +231,16 @@ static int read_trace(struct run *r)
 		p_err("%s", err);
 		return fd;
 	}
-	/* the second read's digest is the whole file's, as verified: the reports name it */
-	rc = read_model(r, fd, &first, d1);
-	rc = rc ?: pass_second(r->rp, fd, on_record, r, d1, &second, r->file_digest);
+	if (one_read_enough(r)) {
+		rc = read_once(r, fd, &d);
+		if (rc && r->loss_met)
+			rc = start_over(r, fd) ?: read_twice(r, fd, &d);
+	} else {
+		rc = read_twice(r, fd, &d);
+	}
+	p_info("%s: read %s", r->o->trace, r->reads == 1 ? "once" : "twice");
 	r->has_file_digest = !rc;
-	r->file_length = rc ? 0 : second.length;
+	r->file_length = rc ? 0 : d.length;
 	if (fd > 0)
 		close(fd);
 	if (rc == -ESTALE) {
@@ -163,6 +248,7 @@ static int read_trace(struct run *r)
 		return -EIO;
 	}
 	rc = rc ?: engine__finish(r->eng);
+	rc = rc ?: engine__settle(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
 	if (!rc && r->sum && !(rc = callsum__finish(r->sum)))
@@ -316,6 +402,11 @@ static int report(struct run *r, FILE *out)
 
 int analyze_run(const struct analyze_opts *o, FILE *out)
 {
+	return analyze_run_reads(o, out, NULL);
+}
+
+int analyze_run_reads(const struct analyze_opts *o, FILE *out, unsigned *reads)
+{
 	struct run r = {.o = o};
 	int code = MW_EXIT_USAGE;
 
@@ -335,6 +426,8 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 	if (read_trace(&r))
 		goto cleanup;
 	code = report(&r, out);
+	if (reads)
+		*reads = r.reads;
 cleanup:
 	engine__free(r.eng);
 	callmodel__free(r.cm);

@@ -55,6 +55,7 @@ struct analyze_opts {
 	int fail_on; /* enum severity, or -1 for never */
 	size_t max_per_rule;
 	uint64_t cancel_grace_ns; /* 0: CANCEL_GRACE_DEFAULT_NS */
+	bool two_reads; /* read twice even where once would do (the tests compare both) */
 };
 
 /* What a report shows. */
@@ -78,8 +79,16 @@ struct analysis {
 	const struct callsum *sum; /* what each call caused (--format html only; else NULL) */
 };
 
-/* Runs a whole analysis and writes the report to out. Returns the exit code. */
+/* Runs a whole analysis and writes the report to out. Returns the exit code.
+ *
+ * The trace is read once when no rule reads a call (policy_reads_calls), no segment is held
+ * back and the format is not HTML: the call model is built from the records the rules are
+ * evaluated on, and the findings are attributed after (attr_later.h). Otherwise, and when the
+ * one read meets a Loss record (the events around it bound it), it is read twice: the call
+ * model first (passes.h), then the rules. The report is the same either way. */
 int analyze_run(const struct analyze_opts *o, FILE *out);
+/* The same; *reads (when not NULL) gets how many reads it took, once a report was written. */
+int analyze_run_reads(const struct analyze_opts *o, FILE *out, unsigned *reads);
 
 /* What every report format says about verification, decided in one place (analyze.c): the
  * verdict, its code and message, and how much of the trace the findings rest on. Each format

@@ -10,7 +10,9 @@
  *   pass 2  callmodel__attribute for each event (or callmodel__seen, and
  *           callmodel__attribution where the result is needed), in any order, then
  *           callmodel__finish.
- * Memory grows with calls, processes, marks and losses, never with events.
+ * Memory grows with calls, processes, marks and losses, never with events. (analyze reads once
+ * when no verdict needs an attribution: pass 1 fed from the same records as the rules, resolve
+ * after, and pass 2 only for the findings' events, attr_later.h.)
  *
  * The rules, in order; each attributed event carries the one that placed it:
  *   lineage    the event's process belongs to a call (procbind.h)

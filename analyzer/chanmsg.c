@@ -25,6 +25,7 @@ struct chanmsg {
 	struct recidx *req, *resp; /* client calls by request record, by response record */
 	size_t n_req, n_resp;
 	bool indexed;
+	bool later;	  /* the model is resolved after the read: no attribution during it */
 	char detail[320]; /* describe()'s line */
 };
 
@@ -190,36 +191,94 @@ static const char *describe(void *ctx)
 	return ls->m->detail;
 }
 
-static const struct attribution *line_attr(void *ctx)
+/* The attribution of the message of record `record` (v: its subject) from its direction,
+ * kind and id; m's index of the calls is built. */
+static void attribute_line(struct chanmsg *m, uint64_t record, enum chan_dir dir,
+			   enum ev_msg_kind kind, const char *id, const struct ev_view *v,
+			   struct attribution *a)
 {
-	struct line_subject *ls = ctx;
-	struct chanmsg *m = ls->m;
-	const struct chan_line *l = ls->l;
-	const struct msgclass *mi;
-	struct attribution *a = &ls->a;
 	size_t call = 0;
 
-	if (ls->attributed)
-		return a;
-	ls->attributed = true;
-	mi = line_class(ls);
 	memset(a, 0, sizeof(*a));
-	if (m->cm && mi->id && l->dir == CHAN_IN && mi->kind == MSG_REQUEST)
-		call = find_call(m, m->req, m->n_req, l->record, mi->id);
-	else if (m->cm && mi->id && l->dir == CHAN_OUT && mi->kind == MSG_RESPONSE)
-		call = find_call(m, m->resp, m->n_resp, l->record, mi->id);
+	if (m->cm && id && dir == CHAN_IN && kind == MSG_REQUEST)
+		call = find_call(m, m->req, m->n_req, record, id);
+	else if (m->cm && id && dir == CHAN_OUT && kind == MSG_RESPONSE)
+		call = find_call(m, m->resp, m->n_resp, record, id);
 	if (call) {
 		a->rule = ATTR_WINDOW;
 		a->call = call;
 		a->order = 2 * (uint64_t)call;
 	} else if (m->cm) {
-		callmodel__attribute(m->cm, &ls->v, a);
+		callmodel__attribute(m->cm, v, a);
 	} else {
 		a->rule = ATTR_BUCKET;
 		a->bucket = BUCKET_STARTUP;
 		a->order = 1;
 	}
-	return a;
+}
+
+static const struct attribution *line_attr(void *ctx)
+{
+	struct line_subject *ls = ctx;
+	const struct msgclass *mi;
+
+	if (!ls->attributed) {
+		ls->attributed = true;
+		mi = line_class(ls);
+		attribute_line(ls->m, ls->l->record, ls->l->dir, mi->kind, mi->id, &ls->v, &ls->a);
+	}
+	return &ls->a;
+}
+
+/* The subject of a message as line_cb makes it, without its bytes. */
+static void line_view(const struct chanmsg *m, uint64_t ts, enum chan_dir dir, struct ev_view *v)
+{
+	v->op = EV_OP_MESSAGE;
+	v->op_name = "message";
+	v->family = FAM_CHANNEL;
+	v->ts = ts;
+	v->pid = v->tid = m->pid;
+	v->pstart = m->pstart;
+	v->uid = m->uid;
+	v->result = RES_SUCCESS;
+	v->msg_dir = dir;
+}
+
+void chanmsg__later(struct chanmsg *m)
+{
+	m->later = true;
+}
+
+int chanmsg_key_of(void *attr_ctx, struct chanmsg_key *k)
+{
+	struct line_subject *ls = attr_ctx;
+	const struct msgclass *mi = line_class(ls);
+
+	k->record = ls->l->record;
+	k->ts = ls->l->ts;
+	k->dir = ls->l->dir;
+	k->kind = mi->kind;
+	k->id = NULL;
+	return mi->id && !(k->id = strdup(mi->id)) ? -ENOMEM : 0;
+}
+
+void chanmsg_key_fini(struct chanmsg_key *k)
+{
+	free(k->id);
+	k->id = NULL;
+}
+
+int chanmsg__attribute_key(struct chanmsg *m, const struct chanmsg_key *k, struct attribution *a)
+{
+	struct ev_view v;
+	int err;
+
+	if (!m->indexed && (err = build_index(m)))
+		return err;
+	memset(&v, 0, sizeof(v));
+	line_view(m, k->ts, k->dir, &v);
+	attribute_line(m, k->record, k->dir, k->kind, k->id, &v, a);
+	return 0;
 }
 
 static int line_cb(void *ctx, const struct chan_line *l)
@@ -229,17 +288,9 @@ static int line_cb(void *ctx, const struct chan_line *l)
 	struct chanmsg *m = ctx;
 	int err;
 
-	if (!m->indexed && (err = build_index(m)))
+	if (!m->later && !m->indexed && (err = build_index(m)))
 		return err;
-	v->op = EV_OP_MESSAGE;
-	v->op_name = "message";
-	v->family = FAM_CHANNEL;
-	v->ts = l->ts;
-	v->pid = v->tid = m->pid;
-	v->pstart = m->pstart;
-	v->uid = m->uid;
-	v->result = RES_SUCCESS;
-	v->msg_dir = l->dir;
+	line_view(m, l->ts, l->dir, v);
 	v->msg_kind_get = line_kind;
 	v->msg_kind_ctx = &ls;
 	v->message = (struct ev_bytes){l->data, l->data ? l->len : 0};

@@ -1,6 +1,7 @@
 /*
- * chanmsg.h - the MCP channel as subjects of the rules: during the second read of a trace the
- * channel is reassembled again (chan.h) and every line becomes one EV_OP_MESSAGE subject
+ * chanmsg.h - the MCP channel as subjects of the rules: while the rules are evaluated (the
+ * second read of a trace, or its one read) the channel is reassembled again (chan.h), apart
+ * from the call model's, and every line becomes one EV_OP_MESSAGE subject
  * (family channel): its bytes (`message`), its direction and its JSON-RPC kind, attributed to
  * the call it belongs to.
  *
@@ -32,6 +33,26 @@ struct chanmsg;
 struct chanmsg *chanmsg__new(struct callmodel *cm, chanmsg_fn fn, void *ctx);
 void chanmsg__free(struct chanmsg *m);
 void chanmsg__set_server(struct chanmsg *m, uint32_t pid, uint64_t pstart, uint32_t uid);
+
+/* The call model is resolved only after the read (analyze's one read): no attribution is made
+ * during it; a subject whose attribution is wanted keeps its key (chanmsg_key_of) and is
+ * attributed once the model is resolved (chanmsg__attribute_key). */
+void chanmsg__later(struct chanmsg *m);
+
+/* What the attribution of a message needs, kept beyond its line. */
+struct chanmsg_key {
+	uint64_t record, ts;
+	enum chan_dir dir;
+	enum ev_msg_kind kind;
+	char *id; /* its JSON-RPC id (heap), or NULL */
+};
+
+/* The key of the subject whose attr_ctx fn was given, during fn: 0 or -ENOMEM. */
+int chanmsg_key_of(void *attr_ctx, struct chanmsg_key *k);
+void chanmsg_key_fini(struct chanmsg_key *k);
+/* Its attribution, the same as during the read when the model had been resolved before it:
+ * 0 or -ENOMEM. */
+int chanmsg__attribute_key(struct chanmsg *m, const struct chanmsg_key *k, struct attribution *a);
 
 /* One StdioFrame record; 0 or -errno (ENOMEM, or what fn returned). */
 int chanmsg__frame(struct chanmsg *m, const Mcpt__StdioFrame *f, uint64_t index);

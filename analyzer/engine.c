@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr_later.h"
 #include "attribute.h"
 #include "chanmsg.h"
 #include "engine.h"
@@ -44,6 +45,8 @@ struct engine {
 	struct str_memo *strs;
 	struct callmodel *cm;
 	struct chanmsg *cmsg; /* channel messages as subjects (with a call model) */
+	struct attr_later *later; /* set: cm is resolved after the read (engine__later) */
+	void *msg_ctx;		  /* chanmsg's attr_ctx while a message is evaluated */
 	struct xattempt *xa;
 	size_t n_xa;
 	uint32_t tpid, tuid; /* the server */
@@ -81,6 +84,7 @@ void engine__free(struct engine *e)
 	}
 	free(e->xa);
 	free(e->held);
+	attr_later__free(e->later);
 	chanmsg__free(e->cmsg);
 	free(e->memo);
 	str_memo__free(e->strs);
@@ -100,7 +104,23 @@ int engine__set_model(struct engine *e, struct callmodel *cm)
 	e->cmsg = chanmsg__new(cm, on_message, e);
 	if (e->cmsg)
 		chanmsg__set_server(e->cmsg, e->tpid, e->tpstart, e->tuid);
+	if (e->cmsg && e->later)
+		chanmsg__later(e->cmsg);
 	return e->cmsg ? 0 : -ENOMEM;
+}
+
+int engine__later(struct engine *e)
+{
+	if (!e->later && !(e->later = attr_later__new()))
+		return -ENOMEM;
+	if (e->cmsg)
+		chanmsg__later(e->cmsg);
+	return 0;
+}
+
+int engine__settle(struct engine *e)
+{
+	return e->later && e->cm ? attr_later__settle(e->later, &e->fs, e->cm, e->cmsg) : 0;
 }
 
 int engine__set_header(struct engine *e, const Mcpt__Header *h)
@@ -125,12 +145,17 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 {
 	const struct pol_rule *r = e->pol->rules[i];
 	int exc = -1; /* a rule skipped for its subjects sets nothing */
+	size_t kept = e->fs.n;
+	int err;
 
 	if (!(r->subjects & subj) || !policy_rule_match(r, s, &exc)) {
 		e->st.exceptions_hit += exc >= 0;
 		return 0;
 	}
-	return findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
+	err = findings_add(&e->fs, r, i, s->ev, index, s, s->proc, e->pt);
+	if (!err && e->later && e->cm && e->fs.n > kept)
+		err = attr_later__keep(e->later, kept, s->ev, e->msg_ctx);
+	return err;
 }
 
 /* A subject's attribution, made when a call field or a finding first reads it: most subjects
@@ -156,7 +181,8 @@ static const struct attribution *lazy_attr_get(void *ctx)
 /* Every enabled rule that can match one subject (the policy's index by op and its keys of
  * cheap facts: the others cannot, so skipping them changes no finding and no counter), done
  * by process p (NULL: none). attr(attr_ctx): its attribution when the caller makes it (channel
- * messages), else (NULL) the call model decides. */
+ * messages), else (NULL) the call model decides. With e->later, no attribution is made: the
+ * findings keep what theirs needs. */
 static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
 			   bool launch, struct proc *p,
 			   const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx)
@@ -172,7 +198,10 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	size_t n;
 	int err;
 
-	if (attr) {
+	if (e->later) {
+		if (e->cm)
+			callmodel__seen(e->cm, v);
+	} else if (attr) {
 		s.attr_get = attr;
 		s.attr_ctx = attr_ctx;
 		s.calls = e->cm ? callmodel__calls(e->cm) : NULL;
@@ -231,8 +260,13 @@ static int on_message(void *ctx, const struct ev_view *v,
 	struct engine *e = ctx;
 	struct proc *p = proctree__target(e->pt); /* the server reads and writes the channel */
 
+	int err;
+
 	e->st.messages++;
-	return evaluate_subject(e, v, index, false, p, attr, attr_ctx);
+	e->msg_ctx = attr_ctx;
+	err = evaluate_subject(e, v, index, false, p, attr, attr_ctx);
+	e->msg_ctx = NULL;
+	return err;
 }
 
 int engine__stdio(struct engine *e, const Mcpt__StdioFrame *f, uint64_t index)

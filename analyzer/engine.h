@@ -42,10 +42,19 @@ struct engine *engine__new(const struct policy *p, size_t max_per_rule);
 void engine__free(struct engine *e);
 
 struct callmodel;
-/* Attributes every event with cm (resolved after pass 1; must outlive the engine) before it is
- * evaluated, and evaluates the channel's messages (chanmsg.h). Without it, events carry no call
- * and messages are not evaluated. Returns 0 or -ENOMEM. */
+/* Attributes every subject with cm (resolved after pass 1, unless engine__later; must outlive
+ * the engine) when a rule or a finding reads it, and evaluates the channel's messages
+ * (chanmsg.h). Without it, events carry no call and messages are not evaluated. Returns 0 or
+ * -ENOMEM. */
 int engine__set_model(struct engine *e, struct callmodel *cm);
+
+/* For a call model resolved only after the read (analyze's one read, possible when no rule
+ * reads a call: policy_reads_calls): subjects are evaluated without attributions, and the
+ * findings kept are attributed by engine__settle. Call before the first record. Returns 0 or
+ * -ENOMEM. */
+int engine__later(struct engine *e);
+/* After engine__finish, with the model resolved: the findings' attributions. 0 or -ENOMEM. */
+int engine__settle(struct engine *e);
 
 /* Seeds the process table with the server of the header. Returns 0 or -ENOMEM. */
 int engine__set_header(struct engine *e, const Mcpt__Header *h);

@@ -100,15 +100,8 @@ int pass_open(const char *path, char *err, size_t errlen)
 	return sp;
 }
 
-struct model_ctx {
-	struct callmodel *cm;
-	struct replay *rp;
-	bool header;
-};
-
-static int on_record(void *ctx, const struct replay_rec *rr)
+int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 {
-	struct model_ctx *m = ctx;
 	struct ev_view v;
 
 	if (!rr->msg)
@@ -135,6 +128,11 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	}
 }
 
+static int on_record(void *ctx, const struct replay_rec *rr)
+{
+	return pass_feed_model(ctx, rr);
+}
+
 /* This read checks nothing (records are not hashed, Events the model has no use for are
  * skipped unparsed): the second read, which verifies, proves it read the same bytes. */
 static bool wants_event(void *ctx, uint32_t op)
@@ -146,7 +144,7 @@ static bool wants_event(void *ctx, uint32_t op)
 int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32])
 {
 	struct replay_opts ro = {.allow_unsigned = true, .want_event = wants_event, .skim = true};
-	struct model_ctx m = {.cm = cm};
+	struct pass_model_feed m = {.cm = cm};
 	int rc;
 
 	m.rp = replay__new(&ro);
@@ -160,6 +158,12 @@ int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t dige
 	if (!rc && lseek(fd, 0, SEEK_SET) < 0)
 		rc = -errno;
 	return rc;
+}
+
+int pass_once(struct replay *rp, int fd, replay_cb cb, void *ctx, struct pass_digest *d,
+	      uint8_t digest[32])
+{
+	return pass_read(rp, fd, cb, ctx, d, digest);
 }
 
 int pass_second(struct replay *rp, int fd, replay_cb cb, void *ctx, const uint8_t first[32],

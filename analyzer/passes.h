@@ -2,6 +2,8 @@
  * passes.h - the first of the two reads of a trace that `calls` and `analyze` make (see
  * attribute.h): the MCP channel, marks, process facts and losses into a call model, which is
  * then resolved. The second read (verification, events) is the caller's, through replay.
+ * analyze reads once when no rule reads a call (analyze.c): pass_once, the model fed from the
+ * same records (pass_feed_model) and resolved after.
  *
  * A trace on standard input or in a FIFO is copied first into an unlinked temporary file (in
  * TMPDIR, else /tmp), so both reads see the same bytes. Each read digests (BLAKE2b-256) the
@@ -33,6 +35,20 @@ int pass_open(const char *path, char *err, size_t errlen);
  * resolves cm and rewinds fd. digest gets the file's digest (d its state and length). Returns
  * 0 or -errno. */
 int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32]);
+
+/* What pass_model does with each record, for a caller that builds the model in a read of its
+ * own (analyze's one read): cm and rp set, header false before the first record. */
+struct pass_model_feed {
+	struct callmodel *cm;
+	struct replay *rp;
+	bool header;
+};
+int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr);
+
+/* The only read: replay__run of rp over fd with cb, digested as pass_model does. Returns cb's or
+ * replay__run's error, or -errno of reading the rest. */
+int pass_once(struct replay *rp, int fd, replay_cb cb, void *ctx, struct pass_digest *d,
+	      uint8_t digest[32]);
 
 /* The second read: replay__run of rp over fd (rewound by pass_model) with cb, digesting as
  * pass_model does into d and digest. Returns cb's or replay__run's error, -errno of reading the

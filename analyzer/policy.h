@@ -162,6 +162,7 @@ struct pol_index {
 	uint32_t *rules;
 	uint64_t *keys;
 	uint32_t start[POL_INDEX_OPS + 2];
+	bool reads_calls; /* an enabled rule's condition or exception reads a call field */
 };
 
 struct policy {
@@ -239,6 +240,10 @@ size_t policy__enabled_rules(const struct policy *p);
  * subject of this op: every rule that can match it, maybe more; *n gets their number. Needs a
  * successful policy__compile. */
 const uint32_t *policy_rules_for_op(const struct policy *p, int op, size_t *n);
+/* Whether an enabled rule's condition or one of its exceptions reads the subject's call (tool,
+ * method, arguments, bucket, attribution): if not, no verdict depends on the call model, and
+ * attributions can be made after every subject was evaluated. Needs policy__compile. */
+bool policy_reads_calls(const struct policy *p);
 /* Beside them, the key set of each (see struct pol_index): rule ix[k] can hold on a subject of
  * this op only when bit policy_subject_key(s) of keys[k] is set. */
 const uint64_t *policy_keys_for_op(const struct policy *p, int op);

@@ -14,7 +14,10 @@
  *     no exception evaluated). The other fields' family table (FAM_BIT in policy_field.h) is
  *     good enough for warnings but not a proof (a Loss or a message has result "success"), so
  *     it is not used for the index. Beside each entry of the index, the keys of cheap facts
- *     for which that rule can hold on that op (policy_pre.c).
+ *     for which that rule can hold on that op (policy_pre.c);
+ *   - whether any enabled rule reads the call of its subject (a call field in its condition or
+ *     an exception): if none does, analyze needs no call model while it evaluates, and reads
+ *     the trace once (analyze.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -149,6 +152,42 @@ static bool cond_names(const struct cond *c, int fam, int op, int depth)
 	return false;
 }
 
+/* Does c read the subject's call (tool, method, arguments, bucket, attribution)? Past the
+ * depth limit it is assumed to. */
+static bool cond_reads_calls(const struct cond *c, int depth)
+{
+	if (depth > REACH_DEPTH)
+		return true;
+	if (c->kind == COND_FIELD) {
+		switch (c->test->f->id) {
+		case F_TOOL:
+		case F_METHOD:
+		case F_ARGUMENTS:
+		case F_BUCKET:
+		case F_ATTRIBUTION:
+			return true;
+		default:
+			return false;
+		}
+	}
+	if (c->kind == COND_MACRO)
+		return cond_reads_calls(c->macro->cond, depth + 1);
+	for (size_t i = 0; i < c->n; i++)
+		if (cond_reads_calls(c->kids[i], depth + 1))
+			return true;
+	return false;
+}
+
+static bool rule_reads_calls(const struct pol_rule *r)
+{
+	if (cond_reads_calls(r->cond, 0))
+		return true;
+	for (size_t i = 0; i < r->n_exceptions; i++)
+		if (cond_reads_calls(r->exceptions[i].cond, 0))
+			return true;
+	return false;
+}
+
 void policy_rule_subjects(struct pol_rule *r)
 {
 	r->subjects = POL_SUBJ_EVENTS;
@@ -245,6 +284,9 @@ int policy_index_build(struct policy *p)
 	p->index.rules = rules;
 	p->index.keys = keys;
 	index_fill(p, sets, &p->index);
+	p->index.reads_calls = false;
+	for (size_t i = 0; i < p->n_rules; i++)
+		p->index.reads_calls |= p->rules[i]->enabled && rule_reads_calls(p->rules[i]);
 	free(sets);
 	return 0;
 }
@@ -264,4 +306,9 @@ const uint64_t *policy_keys_for_op(const struct policy *p, int op)
 	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
 
 	return ix->keys + ix->start[slot];
+}
+
+bool policy_reads_calls(const struct policy *p)
+{
+	return !p->index.rules || p->index.reads_calls;
 }
