@@ -14,6 +14,7 @@ struct later {
 	uint64_t ts, seq;
 	uint8_t *packed; /* an event: its record, decoded again */
 	size_t len;
+	bool has_key;
 	struct chanmsg_key key; /* a message */
 };
 
@@ -63,8 +64,9 @@ int attr_later__keep(struct attr_later *l, size_t finding, const struct ev_view 
 	x->op = v->op;
 	x->ts = v->ts;
 	x->seq = v->seq;
-	if (v->op == EV_OP_MESSAGE) {
+	if (v->op == EV_OP_MESSAGE && msg_ctx) {
 		err = chanmsg_key_of(msg_ctx, &x->key);
+		x->has_key = !err;
 	} else if (v->raw) {
 		x->len = mcpt__event__get_packed_size(v->raw);
 		x->packed = malloc(x->len ? x->len : 1);
@@ -88,8 +90,8 @@ static int attribute(const struct later *x, const struct callmodel *cm, struct c
 	Mcpt__Event *ev;
 	struct ev_view v;
 
-	if (x->op == EV_OP_MESSAGE)
-		return cmsg ? chanmsg__attribute_key(cmsg, &x->key, a) : -EINVAL;
+	if (x->has_key && cmsg)
+		return chanmsg__attribute_key(cmsg, &x->key, a);
 	if (!x->packed) { /* a Loss record: its time and sequence (engine__loss) */
 		memset(&v, 0, sizeof(v));
 		v.op = x->op;
