@@ -1,7 +1,8 @@
 /*
  * check_msgclass.c - the channel line classifier: its validator must give jansson's answer on
  * every line it answers (kind, method, canonical id), and answer ordinary JSON-RPC lines
- * without jansson. Crafted lines, then many random mutations of them, compared both ways.
+ * without jansson. Crafted lines, then many random mutations of them, then every byte value at
+ * every place of a string, compared both ways.
  */
 #include <check.h>
 #include <stdio.h>
@@ -128,6 +129,28 @@ START_TEST(mutations)
 }
 END_TEST
 
+/* Every byte value at every place of a long string, whose plain bytes are skipped eight at a
+ * time: the classifier must stop at each byte that needs a look, wherever it falls in a word. */
+START_TEST(every_byte_at_every_offset)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":\"", tail[] = "\",\"method\":\"m\"}";
+	uint8_t buf[128];
+	size_t h = strlen(head), t = strlen(tail);
+
+	for (size_t len = 1; len <= 40; len++) {
+		for (size_t at = 0; at < len; at++) {
+			for (unsigned c = 0; c < 256; c++) {
+				memcpy(buf, head, h);
+				memset(buf + h, 'a', len);
+				buf[h + at] = (uint8_t)c;
+				memcpy(buf + h + len, tail, t);
+				check_same(buf, h + len + t);
+			}
+		}
+	}
+}
+END_TEST
+
 Suite *msgclass_suite(void);
 
 Suite *msgclass_suite(void)
@@ -138,6 +161,7 @@ Suite *msgclass_suite(void)
 	tcase_add_test(tc, crafted);
 	tcase_add_test(tc, ordinary_lines_need_no_tree);
 	tcase_add_test(tc, mutations);
+	tcase_add_test(tc, every_byte_at_every_offset);
 	suite_add_tcase(s, tc);
 	return s;
 }
