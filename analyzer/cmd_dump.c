@@ -15,10 +15,12 @@
 #include "dump.h"
 #include "log.h"
 #include "replay.h"
+#include "strbuf.h"
 
 struct dump_ctx {
 	bool json;
 	uint64_t records;
+	struct strbuf line; /* the text of a record, kept from one to the next */
 };
 
 static void usage(FILE *out)
@@ -35,7 +37,7 @@ static int on_record(void *ctx, const struct replay_rec *r)
 	struct dump_ctx *d = ctx;
 
 	d->records++;
-	return d->json ? dump_json(stdout, r) : dump_text(stdout, r);
+	return d->json ? dump_json(stdout, r) : dump_text(stdout, r, &d->line);
 }
 
 static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool verified)
@@ -60,7 +62,7 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 
 static int dump_run(const char *trace, const struct replay_opts *ro, bool json)
 {
-	struct dump_ctx d = {.json = json};
+	struct dump_ctx d = {.json = json, .line = STRBUF_INIT};
 	struct replay *r = replay__new(ro);
 	char err[512];
 	int fd = -1, rc, code = MW_EXIT_USAGE;
@@ -88,6 +90,7 @@ cleanup:
 	if (fd > 0)
 		close(fd);
 	replay__free(r);
+	strbuf_fini(&d.line);
 	return code;
 }
 

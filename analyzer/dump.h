@@ -13,8 +13,10 @@
 
 #include "replay.h"
 
-/* Text line(s) of one record. Returns 0 or -ENOMEM. */
-int dump_text(FILE *out, const struct replay_rec *r);
+struct strbuf;
+/* Text line(s) of one record, made in sb (emptied first: a buffer kept from one record to the
+ * next). Returns 0 or -ENOMEM. */
+int dump_text(FILE *out, const struct replay_rec *r, struct strbuf *sb);
 
 /* One JSON object and a newline. Returns 0 or -ENOMEM. */
 int dump_json(FILE *out, const struct replay_rec *r);

@@ -47,7 +47,9 @@ static void put_bytes(struct strbuf *sb, const char *key, const uint8_t *p, size
 {
 	if (!n)
 		return;
-	strbuf_printf(sb, " %s=\"", key);
+	strbuf_putc(sb, ' ');
+	strbuf_puts(sb, key);
+	strbuf_put(sb, "=\"", 2);
 	strbuf_escape(sb, p, n, ESC_QUOTE);
 	strbuf_putc(sb, '"');
 }
@@ -154,8 +156,10 @@ static void event_result(struct strbuf *sb, const struct ev_view *v)
 	else if (v->result == RES_FAILURE)
 		strbuf_printf(sb, " ret=%lld %s", (long long)v->ret,
 			      event_errno_name(v->err, e, sizeof(e)));
-	else if (v->family != FAM_PROCESS || v->ret)
-		strbuf_printf(sb, " ret=%lld", (long long)v->ret);
+	else if (v->family != FAM_PROCESS || v->ret) {
+		strbuf_puts(sb, " ret=");
+		strbuf_puti(sb, v->ret);
+	}
 }
 
 static const char *sock_type_name(int t)
@@ -247,12 +251,20 @@ static void event_text(struct strbuf *sb, const Mcpt__Event *e)
 
 	event_decode(&v, e);
 	trace_ts(ts, sizeof(ts), v.ts);
-	strbuf_printf(sb, " %s %u/%u %s", ts, v.pid, v.tid, v.op_name);
+	strbuf_putc(sb, ' '); /* " %s %u/%u %s" */
+	strbuf_puts(sb, ts);
+	strbuf_putc(sb, ' ');
+	strbuf_putu(sb, v.pid);
+	strbuf_putc(sb, '/');
+	strbuf_putu(sb, v.tid);
+	strbuf_putc(sb, ' ');
+	strbuf_puts(sb, v.op_name);
 	event_result(sb, &v);
 	event_details(sb, &v);
 	if (v.flags & ~(uint32_t)(MW_F_ENTRY | MW_F_UNFINISHED | MW_F_THREAD))
 		strbuf_printf(sb, " eflags=0x%x", v.flags);
-	strbuf_printf(sb, " seq=%llu", (unsigned long long)v.seq);
+	strbuf_puts(sb, " seq=");
+	strbuf_putu(sb, v.seq);
 }
 
 static void mark_text(struct strbuf *sb, const Mcpt__Mark *m)
@@ -335,7 +347,8 @@ static void note_text(struct strbuf *sb, const Mcpt__Annotation *n)
 /* A value-table definition; the events after it show the value itself, resolved by replay. */
 static void pathdef_text(struct strbuf *sb, const Mcpt__PathDef *d)
 {
-	strbuf_printf(sb, " id=%u", d->id);
+	strbuf_puts(sb, " id=");
+	strbuf_putu(sb, d->id);
 	put_bin(sb, "value", &d->value);
 }
 
@@ -411,25 +424,26 @@ static void body_text(struct strbuf *sb, const struct replay_rec *r)
 	}
 }
 
-int dump_text(FILE *out, const struct replay_rec *r)
+int dump_text(FILE *out, const struct replay_rec *r, struct strbuf *sb)
 {
-	struct strbuf sb = STRBUF_INIT;
 	const char *name = dump_type_name(r->rec->type);
 	int err;
 
-	strbuf_printf(&sb, "%llu ", (unsigned long long)r->rec->index);
+	strbuf_reset(sb);
+	strbuf_putu(sb, r->rec->index);
+	strbuf_putc(sb, ' ');
 	if (!name)
-		strbuf_printf(&sb, "type=%u len=%zu (unknown type)", (unsigned)r->rec->type,
+		strbuf_printf(sb, "type=%u len=%zu (unknown type)", (unsigned)r->rec->type,
 			      r->rec->body_len);
 	else if (r->malformed)
-		strbuf_printf(&sb, "%s (malformed, %zu bytes)", name, r->rec->body_len);
+		strbuf_printf(sb, "%s (malformed, %zu bytes)", name, r->rec->body_len);
 	else {
-		strbuf_puts(&sb, name);
-		body_text(&sb, r);
+		strbuf_puts(sb, name);
+		body_text(sb, r);
 	}
-	err = strbuf_error(&sb);
+	strbuf_putc(sb, '\n');
+	err = strbuf_error(sb);
 	if (!err)
-		fprintf(out, "%s\n", strbuf_str(&sb));
-	strbuf_fini(&sb);
+		fwrite(sb->buf, 1, sb->len, out);
 	return err;
 }

@@ -2,6 +2,7 @@
  * strbuf.c - growable strings and the byte-string escaper (see strbuf.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ nomem:
 
 void strbuf_put(struct strbuf *sb, const void *p, size_t n)
 {
-	if (strbuf_grow(sb, n))
+	if ((sb->err || n >= sb->cap - sb->len) && strbuf_grow(sb, n))
 		return;
 	if (n)
 		memcpy(sb->buf + sb->len, p, n);
@@ -54,14 +55,24 @@ void strbuf_puts(struct strbuf *sb, const char *s)
 	strbuf_put(sb, s, strlen(s));
 }
 
+/* Written where there is room; only what does not fit is formatted a second time. */
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
+	size_t room = sb->buf ? sb->cap - sb->len : 0;
 	va_list aq;
 	int n;
 
+	if (sb->err)
+		return;
 	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
+	n = vsnprintf(room ? sb->buf + sb->len : NULL, room, fmt, aq);
 	va_end(aq);
+	if (n >= 0 && (size_t)n < room) {
+		sb->len += (size_t)n;
+		return;
+	}
+	if (room)
+		sb->buf[sb->len] = '\0'; /* what did not fit is not kept */
 	if (n < 0 || strbuf_grow(sb, (size_t)n))
 		return;
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
@@ -75,6 +86,26 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 	va_start(ap, fmt);
 	strbuf_vprintf(sb, fmt, ap);
 	va_end(ap);
+}
+
+void strbuf_putu(struct strbuf *sb, uint64_t v)
+{
+	char d[20], *p = d + sizeof(d);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_put(sb, p, (size_t)(d + sizeof(d) - p));
+}
+
+void strbuf_puti(struct strbuf *sb, int64_t v)
+{
+	if (v < 0) {
+		strbuf_putc(sb, '-');
+		strbuf_putu(sb, -(uint64_t)v);
+	} else {
+		strbuf_putu(sb, (uint64_t)v);
+	}
 }
 
 void strbuf_hex(struct strbuf *sb, const uint8_t *p, size_t n)
@@ -149,12 +180,25 @@ static void escape_ascii(struct strbuf *sb, uint8_t c, unsigned flags)
 		strbuf_putc(sb, (char)c);
 }
 
+/* Printable ASCII but the backslash and the quote: written as it is, whatever the flags. */
+static bool plain(uint8_t c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\' && c != '"';
+}
+
 void strbuf_escape(struct strbuf *sb, const uint8_t *p, size_t n, unsigned flags)
 {
 	size_t i = 0, len;
 	uint32_t cp;
 
 	while (i < n) {
+		for (len = 0; i + len < n && plain(p[i + len]); len++)
+			;
+		if (len) { /* a run of bytes written as they are: one copy */
+			strbuf_put(sb, p + i, len);
+			i += len;
+			continue;
+		}
 		len = strbuf_utf8_seq(p + i, n - i, &cp);
 		if (len == 0) {
 			strbuf_printf(sb, "\\x%02x", p[i]);

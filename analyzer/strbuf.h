@@ -33,6 +33,9 @@ void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+/* Appends v in decimal (as "%llu" / "%lld" would, without printf's cost). */
+void strbuf_putu(struct strbuf *sb, uint64_t v);
+void strbuf_puti(struct strbuf *sb, int64_t v);
 /* Appends n bytes as lower-case hex. */
 void strbuf_hex(struct strbuf *sb, const uint8_t *p, size_t n);
 

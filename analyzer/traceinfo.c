@@ -33,8 +33,25 @@ void trace_key_id(struct strbuf *sb, const ProtobufCBinaryData *b)
 
 void trace_ts(char *buf, size_t len, uint64_t ts)
 {
-	snprintf(buf, len, "%llu.%09llu", (unsigned long long)(ts / 1000000000ull),
-		 (unsigned long long)(ts % 1000000000ull));
+	char d[32], *p = d + sizeof(d);
+	uint64_t s = ts / 1000000000ull, ns = ts % 1000000000ull;
+	size_t n;
+
+	*--p = '\0'; /* "%llu.%09llu", written from the end */
+	for (int i = 0; i < 9; i++, ns /= 10)
+		*--p = (char)('0' + ns % 10);
+	*--p = '.';
+	do
+		*--p = (char)('0' + s % 10);
+	while (s /= 10);
+	n = (size_t)(d + sizeof(d) - p);
+	if (!len)
+		return;
+	if (n > len) { /* cut as snprintf cuts */
+		n = len;
+		p[n - 1] = '\0';
+	}
+	memcpy(buf, p, n);
 }
 
 bool trace_wallclock(const Mcpt__Header *h, uint64_t ts, char *buf, size_t len)

@@ -123,11 +123,11 @@ static void print_text(const struct mcpt_excerpt *x, const Mcpt__Header *h,
 	}
 	if (strbuf_str(&sb))
 		fputs(strbuf_str(&sb), stdout);
-	strbuf_fini(&sb);
 	if (rr->rec && rr->rec->body) {
 		fputs("  ", stdout);
-		dump_text(stdout, rr);
+		dump_text(stdout, rr, &sb);
 	}
+	strbuf_fini(&sb);
 }
 
 /* dump's JSON object of the record, or null. */

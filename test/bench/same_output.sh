@@ -1,9 +1,10 @@
 #!/bin/sh
 # same_output.sh - proves that two builds of the analyzer print the same bytes: every report
 # format of `analyze` (with its exit code) on the golden traces of test/fixtures/analysis/ with
-# each of their policies, and `analyze` (text, json) and `dump --json` on a synthetic signed
-# trace of EVENTS events written by gentrace. Used to check that a performance change changes
-# nothing but the time; it prints what it compared and exits 1 at the first difference.
+# each of their policies, `dump` (text, json) of each, and `analyze` (text, json) and `dump`
+# (text, json) on a synthetic signed trace of EVENTS events written by gentrace. Used to check
+# that a performance change changes nothing but the time; it prints what it compared and exits
+# 1 at the first difference.
 #
 #   same_output.sh OLD_BUILD NEW_BUILD [EVENTS]     (build trees; EVENTS defaults to 3000000,
 #                                                   0 compares the fixtures only)
@@ -46,6 +47,7 @@ for trace in example rules; do
 		done
 	done
 	compare "$trace dump --json" dump "$fix/$trace.mcpt" --json
+	compare "$trace dump" dump "$fix/$trace.mcpt"
 done
 
 if [ "$events" = 0 ]; then
@@ -59,4 +61,5 @@ for fmt in text json; do
 		--pubkey "$work/keys/signing.pub" -p "$dflt" --format "$fmt"
 done
 compare "synthetic $events events dump --json" dump "$work/synth.mcpt" --json
+compare "synthetic $events events dump" dump "$work/synth.mcpt"
 echo "all outputs identical"

@@ -1,7 +1,8 @@
 /*
  * check_strbuf.c - the byte-string escaper every output goes through: printable UTF-8 kept,
  * controls, invalid UTF-8, overlong forms, surrogates and terminal-deceiving code points
- * escaped, backslash and quotes made unambiguous.
+ * escaped, backslash and quotes made unambiguous; the decimal writers and trace_ts against
+ * printf; printf output on both sides of the edge of the buffer.
  */
 #include <check.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "traceinfo.h"
 
 static const char *esc(const char *s, size_t n, unsigned flags)
 {
@@ -71,6 +73,85 @@ START_TEST(builders)
 }
 END_TEST
 
+/* Runs of plain bytes are copied at once: around every kind of byte that is not plain. */
+START_TEST(escape_runs)
+{
+	ck_assert_str_eq(E("/a/b c\x01"
+			   "d\xe2\x80\xae\"e\\f~",
+			   0),
+			 "/a/b c\\x01d\\u202e\"e\\\\f~");
+	ck_assert_str_eq(E("/a/b c\x01"
+			   "d\xe2\x80\xae\"e\\f~",
+			   ESC_QUOTE),
+			 "/a/b c\\x01d\\u202e\\\"e\\\\f~");
+	ck_assert_str_eq(E("0123456789abcdef\xc3\xa9ghijklmnop\x7fqrs", 0),
+			 "0123456789abcdef\xc3\xa9ghijklmnop\\x7fqrs");
+}
+END_TEST
+
+/* The decimal writers and trace_ts against printf, on the edges and on random values. */
+START_TEST(numbers_as_printf)
+{
+	static const uint64_t edge[] = {0,
+					1,
+					9,
+					10,
+					999999999,
+					1000000000,
+					1000000001,
+					UINT64_MAX,
+					(uint64_t)INT64_MAX,
+					(uint64_t)INT64_MIN};
+	unsigned seed = 7;
+	char want[64], got[64];
+
+	for (size_t i = 0; i < 10000; i++) {
+		uint64_t v = i < sizeof(edge) / sizeof(edge[0])
+				     ? edge[i]
+				     : (uint64_t)rand_r(&seed) << 33 ^
+					       (uint64_t)rand_r(&seed) << 11 ^
+					       (uint64_t)rand_r(&seed) >> (i % 31);
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_putu(&sb, v);
+		strbuf_putc(&sb, ' ');
+		strbuf_puti(&sb, (int64_t)v);
+		snprintf(want, sizeof(want), "%llu %lld", (unsigned long long)v, (long long)v);
+		ck_assert_str_eq(strbuf_str(&sb), want);
+		strbuf_fini(&sb);
+		for (size_t len = i < 64 ? 0 : 32; len <= 32; len++) { /* cut as snprintf cuts */
+			memset(got, 'x', sizeof(got));
+			memset(want, 'x', sizeof(want));
+			trace_ts(got, len, v);
+			snprintf(want, len, "%llu.%09llu", (unsigned long long)(v / 1000000000ull),
+				 (unsigned long long)(v % 1000000000ull));
+			ck_assert_mem_eq(got, want, sizeof(got));
+		}
+	}
+}
+END_TEST
+
+/* printf output written where there is room, else made again after growing: on both sides of
+ * the edge of the buffer. */
+START_TEST(printf_at_the_edge)
+{
+	char want[256];
+
+	for (size_t k = 40; k < 80; k++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		memset(want, 'a', k);
+		want[k] = '\0';
+		strbuf_puts(&sb, want);
+		strbuf_printf(&sb, "<%d:%s>", 12345, "xyz");
+		snprintf(want + k, sizeof(want) - k, "<%d:%s>", 12345, "xyz");
+		ck_assert_str_eq(strbuf_str(&sb), want);
+		ck_assert_uint_eq(sb.len, strlen(want));
+		strbuf_fini(&sb);
+	}
+}
+END_TEST
+
 Suite *strbuf_suite(void);
 
 Suite *strbuf_suite(void)
@@ -80,6 +161,9 @@ Suite *strbuf_suite(void)
 
 	tcase_add_test(tc, escape);
 	tcase_add_test(tc, builders);
+	tcase_add_test(tc, escape_runs);
+	tcase_add_test(tc, numbers_as_printf);
+	tcase_add_test(tc, printf_at_the_edge);
 	suite_add_tcase(s, tc);
 	return s;
 }
