@@ -37,7 +37,7 @@ static int on_record(void *ctx, const struct replay_rec *r)
 	struct dump_ctx *d = ctx;
 
 	d->records++;
-	return d->json ? dump_json(stdout, r) : dump_text(stdout, r, &d->line);
+	return d->json ? dump_json(stdout, r, &d->line) : dump_text(stdout, r, &d->line);
 }
 
 static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool verified)

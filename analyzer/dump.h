@@ -9,6 +9,7 @@
 #ifndef MW_DUMP_H
 #define MW_DUMP_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "replay.h"
@@ -18,8 +19,10 @@ struct strbuf;
  * next). Returns 0 or -ENOMEM. */
 int dump_text(FILE *out, const struct replay_rec *r, struct strbuf *sb);
 
-/* One JSON object and a newline. Returns 0 or -ENOMEM. */
-int dump_json(FILE *out, const struct replay_rec *r);
+/* One JSON object and a newline, made in sb (as dump_text). Returns 0 or -ENOMEM. */
+int dump_json(FILE *out, const struct replay_rec *r, struct strbuf *sb);
+/* That object (the caller owns it), or NULL when memory runs out. */
+json_t *dump_json_object(const struct replay_rec *r);
 
 /* Name of a record type: "header", "event", ... or NULL for an unknown type. */
 const char *dump_type_name(enum mcpt_type t);

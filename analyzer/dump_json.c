@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "event.h"
 #include "events.h"
+#include "strbuf.h"
 #include "traceinfo.h"
 
 static int put_bin(json_t *o, const char *key, const ProtobufCBinaryData *b)
@@ -118,8 +119,9 @@ static int header_json(json_t *o, const Mcpt__Header *h)
 		err = put_str(o, "collector", h->collector->name);
 		err = err ?: put_str(o, "collector_version", h->collector->version);
 		err = err ?: json_put(o, "collector_pid", json_integer(h->collector->pid));
-		err = err ?: json_put(o, "collector_notes",
-				      argv_list(h->collector->notes, h->collector->n_notes));
+		err = err
+			      ?: json_put(o, "collector_notes",
+					  argv_list(h->collector->notes, h->collector->n_notes));
 	}
 	if (!err && h->target)
 		err = target_json(o, h->target);
@@ -155,7 +157,9 @@ static int event_extra(json_t *o, const struct ev_view *v)
 		strbuf_reset(&sb);
 		sockaddr_format(&sb, event_addr(v));
 		err = json_put(o, "addr", json_string(strbuf_str(&sb) ?: ""));
-		err = err ?: json_put(o, "af", json_string(sockaddr_kind_name(event_addr(v)->kind)));
+		err = err
+			      ?: json_put(o, "af",
+					  json_string(sockaddr_kind_name(event_addr(v)->kind)));
 	}
 	if (!err && event_peer(v)) {
 		strbuf_reset(&sb);
@@ -364,14 +368,14 @@ static int body_json(json_t *o, const struct replay_rec *r)
 	return 0;
 }
 
-int dump_json(FILE *out, const struct replay_rec *r)
+json_t *dump_json_object(const struct replay_rec *r)
 {
 	const char *name = dump_type_name(r->rec->type);
 	json_t *o = json_object();
 	int err;
 
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	err = json_put(o, "index", json_u64(r->rec->index));
 	err = err ?: json_put(o, "offset", json_u64(r->rec->offset));
 	err = err ?: json_put(o, "type", name ? json_string(name) : json_integer(r->rec->type));
@@ -380,8 +384,36 @@ int dump_json(FILE *out, const struct replay_rec *r)
 		err = json_put(o, r->malformed ? "malformed" : "unknown_type", json_true());
 	else if (!err)
 		err = body_json(o, r);
-	if (!err && json_dumpf(o, out, JSON_COMPACT) == 0)
-		fputc('\n', out);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Dumped into sb (one write, not one per token as json_dumpf does), made larger if it must. */
+int dump_json(FILE *out, const struct replay_rec *r, struct strbuf *sb)
+{
+	json_t *o = dump_json_object(r);
+	size_t n;
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	strbuf_reset(sb);
+	n = sb->buf ? json_dumpb(o, sb->buf, sb->cap, JSON_COMPACT) : 0;
+	if (!n || n + 2 > sb->cap) { /* no buffer yet, or too small: its size, then again */
+		n = n ? n : json_dumpb(o, NULL, 0, JSON_COMPACT);
+		err = n ? strbuf_reserve(sb, n + 1) : -ENOMEM;
+		if (!err && json_dumpb(o, sb->buf, sb->cap, JSON_COMPACT) != n)
+			err = -ENOMEM;
+	}
 	json_decref(o);
-	return err;
+	if (err)
+		return err;
+	sb->buf[n] = '\n';
+	sb->buf[n + 1] = '\0';
+	sb->len = n + 1;
+	fwrite(sb->buf, 1, sb->len, out);
+	return 0;
 }

@@ -133,20 +133,12 @@ static void print_text(const struct mcpt_excerpt *x, const Mcpt__Header *h,
 /* dump's JSON object of the record, or null. */
 static json_t *record_json(const struct replay_rec *rr)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	json_t *j = NULL;
+	json_t *j;
 
 	if (!rr->rec || !rr->rec->body)
 		return json_null();
-	f = open_memstream(&buf, &len);
-	if (f && dump_json(f, rr) == 0 && fflush(f) == 0)
-		j = json_loadb(buf, len, 0, NULL);
+	j = dump_json_object(rr);
 	json_object_del(j, "offset"); /* an excerpt does not know it */
-	if (f)
-		fclose(f);
-	free(buf);
 	return j;
 }
 
