@@ -199,7 +199,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	int err;
 
 	if (e->later) {
-		if (e->cm)
+		if (!attr && e->cm) /* as below: every subject the model attributes is seen */
 			callmodel__seen(e->cm, v);
 	} else if (attr) {
 		s.attr_get = attr;
@@ -259,7 +259,6 @@ static int on_message(void *ctx, const struct ev_view *v,
 {
 	struct engine *e = ctx;
 	struct proc *p = proctree__target(e->pt); /* the server reads and writes the channel */
-
 	int err;
 
 	e->st.messages++;
