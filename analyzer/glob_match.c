@@ -44,6 +44,10 @@ int glob_build_tables(struct glob *g)
 		uint64_t bit = 1ull << i;
 		bool loops = t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_LOOP;
 
+		if (t->kind == T_LIT) { /* most tokens: one byte, no loop, no epsilon edge */
+			tb->adv[t->c] |= bit;
+			continue;
+		}
 		for (unsigned b = 0; b < 256; b++) {
 			if (!glob_tok_accepts(g, t, (uint8_t)b))
 				continue;
