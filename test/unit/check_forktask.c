@@ -12,7 +12,7 @@
  *   hostile: the reader's table refuses child_task on anything but a fork naming its child
  *            (op, ret, each arg) and past 1024 tasks, leaving the event as it was; through
  *            the verifier each is an INVALID segment naming the record; child_task without
- *            bit 3 is refused the same way, and a Header with bit 3 but not bit 1 is invalid.
+ *            bit 3 is refused the same way (a Header with bit 3 but not bit 1: check_trace_bad.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -484,25 +484,6 @@ START_TEST(test_undeclared)
 }
 END_TEST
 
-START_TEST(test_bit3_needs_bit1)
-{
-	uint64_t bits = MCPT_FEAT_FORK_TASK;
-	struct forge f;
-	struct mcpt_report rep;
-
-	forge_init(&f, 1, 0, tl_features, &bits);
-	forge_seal(&f, MCPT_SEAL_FINAL);
-	ck_assert_int_eq(tl_verify(f.out.p, f.out.len, &(struct tl_verify){.key = 1}, NULL, NULL,
-				   &rep),
-			 0);
-	ck_assert_int_eq(rep.verdict, MCPT_INVALID);
-	ck_assert_int_eq(rep.code, MCPT_E_HEADER);
-	ck_assert_ptr_nonnull(strstr(rep.message, "bit 3 (fork tasks) without bit 1"));
-	mcpt_report__fini(&rep);
-	forge_fini(&f);
-}
-END_TEST
-
 Suite *forktask_suite(void)
 {
 	Suite *s = suite_create("forktask");
@@ -518,7 +499,6 @@ Suite *forktask_suite(void)
 	tcase_add_test(h, test_table_hostile);
 	tcase_add_test(h, test_verify_hostile);
 	tcase_add_test(h, test_undeclared);
-	tcase_add_test(h, test_bit3_needs_bit1);
 	tcase_set_timeout(w, 60);
 	tcase_set_timeout(r, 60);
 	suite_add_tcase(s, w);

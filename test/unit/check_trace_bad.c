@@ -148,6 +148,14 @@ static void hx_incompat(Mcpt__Header *h)
 {
 	h->incompatible_features = 16; /* the first bit no reader knows yet */
 }
+static void hx_incompat_beside_known(Mcpt__Header *h)
+{
+	h->incompatible_features = MCPT_FEATURES_KNOWN | 16; /* still refused beside known ones */
+}
+static void hx_fork_without_tasks(Mcpt__Header *h)
+{
+	h->incompatible_features = MCPT_FEAT_FORK_TASK; /* bit 3 needs bit 1 */
+}
 static void hx_compat(Mcpt__Header *h)
 {
 	h->compatible_features = 1ull << 40;
@@ -219,6 +227,9 @@ static void hx_major(Mcpt__Header *h)
 
 static const struct htweak htweaks[] = {
 	{hx_incompat, MCPT_UNSUPPORTED, MCPT_E_FEATURE, "incompatible feature bits 0x10"},
+	{hx_incompat_beside_known, MCPT_UNSUPPORTED, MCPT_E_FEATURE,
+	 "incompatible feature bits 0x10"},
+	{hx_fork_without_tasks, MCPT_INVALID, MCPT_E_HEADER, "bit 3 (fork tasks) without bit 1"},
 	{hx_compat, MCPT_VALID_COMPLETE, MCPT_OK, NULL},
 	{hx_chunk0, MCPT_INVALID, MCPT_E_HEADER, "chunk parameters"},
 	{hx_chunk_huge, MCPT_INVALID, MCPT_E_HEADER, "chunk parameters"},

@@ -515,31 +515,6 @@ START_TEST(test_undeclared_table)
 }
 END_TEST
 
-/* An unknown incompatible bit beside the known ones is still refused (an older reader refuses
- * the newer bits the same way: one knowing bits 0 to 2 only refuses 0x8 with E_FEATURE). */
-static void feat_unknown(Mcpt__Header *h, void *ctx)
-{
-	(void)ctx;
-	h->incompatible_features = MCPT_FEATURES_KNOWN | 16;
-}
-
-START_TEST(test_feature_bits)
-{
-	struct forge f;
-	struct mcpt_report rep;
-
-	forge_init(&f, 1, 0, feat_unknown, NULL);
-	forge_seal(&f, MCPT_SEAL_FINAL);
-	ck_assert_int_eq(
-		tl_verify(f.out.p, f.out.len, &(struct tl_verify){.key = 1}, NULL, NULL, &rep), 0);
-	ck_assert_int_eq(rep.verdict, MCPT_UNSUPPORTED);
-	ck_assert_int_eq(rep.code, MCPT_E_FEATURE);
-	ck_assert_ptr_nonnull(strstr(rep.message, "incompatible feature bits 0x10"));
-	mcpt_report__fini(&rep);
-	forge_fini(&f);
-}
-END_TEST
-
 Suite *valtab_suite(void)
 {
 	Suite *s = suite_create("valtab");
@@ -554,7 +529,6 @@ Suite *valtab_suite(void)
 	tcase_add_test(r, test_excerpt);
 	tcase_add_test(h, test_table_hostile);
 	tcase_add_test(h, test_verify_hostile);
-	tcase_add_test(h, test_feature_bits);
 	tcase_add_test(h, test_undeclared_table);
 	tcase_set_timeout(w, 60);
 	suite_add_tcase(s, w);
