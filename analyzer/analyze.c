@@ -139,6 +139,12 @@ static bool one_read_enough(const struct run *r)
 	       !policy_reads_calls(r->pol);
 }
 
+/* The reports that name the trace file by its digest and length: all but the text one. */
+static bool names_file_digest(enum report_format f)
+{
+	return f != FORMAT_TEXT;
+}
+
 static int read_once(struct run *r, int fd, struct pass_digest *d)
 {
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
@@ -151,7 +157,10 @@ static int read_once(struct run *r, int fd, struct pass_digest *d)
 	r->feed = (struct pass_model_feed){.cm = r->cm, .rp = r->rp};
 	rc = engine__later(r->eng);
 	rc = rc ?: engine__set_model(r->eng, r->cm);
-	rc = rc ?: pass_once(r->rp, fd, on_record_once, r, d, r->file_digest);
+	r->has_file_digest = names_file_digest(r->o->format);
+	rc = rc
+		     ?: pass_once(r->rp, fd, on_record_once, r, d,
+				  r->has_file_digest ? r->file_digest : NULL);
 	return rc ?: callmodel__resolve(r->cm);
 }
 
@@ -206,6 +215,7 @@ static int read_twice(struct run *r, int fd, struct pass_digest *d)
 	uint8_t d1[32];
 
 	r->reads = 2;
+	r->has_file_digest = true;
 	return read_model(r, fd, &first, d1)
 		       ?: pass_second(r->rp, fd, on_record, r, d1, d, r->file_digest);
 }
@@ -239,8 +249,8 @@ static int read_trace(struct run *r)
 		rc = read_twice(r, fd, &d);
 	}
 	p_info("%s: read %s", r->o->trace, r->reads == 1 ? "once" : "twice");
-	r->has_file_digest = !rc;
-	r->file_length = rc ? 0 : d.length;
+	r->has_file_digest = r->has_file_digest && !rc;
+	r->file_length = r->has_file_digest ? d.length : 0;
 	if (fd > 0)
 		close(fd);
 	if (rc == -ESTALE) {
