@@ -9,6 +9,7 @@
 #include "analyze.h"
 #include "calls_cmd.h"
 #include "identity.h"
+#include "jsonw.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -329,24 +330,18 @@ static json_t *effects_json(const struct callsum_sink *k)
 	return o;
 }
 
-static json_t *calls_json(const struct calls_view *v)
+/* One call with its processes and effects (a request's). */
+static json_t *call_json(const struct calls_view *v, const struct call *c)
 {
-	struct callset *cs = callmodel__calls(v->cm);
-	const struct call *c;
-	json_t *a = json_array(), *o;
+	json_t *o = callinfo_call_json(c);
 
-	for (size_t i = 1; a && (c = callset__get(cs, i)); i++) {
-		o = callinfo_call_json(c);
-		if (!o ||
-		    (c->dir == CHAN_IN &&
-		     (json_put(o, "processes", procs_json(v, c->index)) ||
-		      json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) ||
-		    json_array_append_new(a, o)) {
-			json_decref(a);
-			return NULL;
-		}
+	if (o && c->dir == CHAN_IN &&
+	    (json_put(o, "processes", procs_json(v, c->index)) ||
+	     json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) {
+		json_decref(o);
+		return NULL;
 	}
-	return a;
+	return o;
 }
 
 static json_t *session_json(const struct calls_view *v)
@@ -361,44 +356,37 @@ static json_t *session_json(const struct calls_view *v)
 			 "channel_captured", callmodel__channel_captured(v->cm));
 }
 
+/* Written member by member (jsonw.h): the calls one at a time. */
 int report_calls_json(FILE *out, const struct calls_view *v)
 {
-	json_t *doc = json_object();
-	int err = doc ? 0 : -ENOMEM;
+	struct callset *cs = callmodel__calls(v->cm);
+	struct strbuf sb = STRBUF_INIT;
+	const struct call *c;
+	struct jsonw w;
 
-	err = err
-		      ?: json_put(doc, "trace",
-				  json_pack("{s:o,s:s,s:b}", "id", json_null(), "verdict",
-					    v->verified ? mcpt_verdict_name(v->rep->verdict)
-							: "NOT VERIFIED (--no-verify)",
-					    "signatures_checked", v->verified));
-	if (!err && v->hdr) {
-		struct strbuf sb = STRBUF_INIT;
-
+	if (v->hdr)
 		trace_hex(&sb, &v->hdr->trace_id);
-		err = json_put(json_object_get(doc, "trace"), "id",
-			       json_string(strbuf_str(&sb) ?: ""));
-		strbuf_fini(&sb);
-	}
-	err = err ?: json_put(doc, "identity", identity_json(v->hdr, callmodel__calls(v->cm)));
-	err = err ?: json_put(doc, "session", session_json(v));
-	err = err ?: json_put(doc, "events", json_u64(v->events));
-	err = err
-		      ?: json_put(doc, "startup",
-				  effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
-	err = err ?: json_put(doc, "calls", calls_json(v));
-	err = err
-		      ?: json_put(doc, "ambient",
-				  effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
-	err = err
-		      ?: json_put(doc, "shutdown",
-				  effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
-	err = err ?: json_put(doc, "channel_notes", callinfo_notes_json(callmodel__calls(v->cm)));
-	err = err
-		      ?: json_put(doc, "channel_notes_total",
-				  json_u64(callset__notes_total(callmodel__calls(v->cm))));
-	if (!err && (json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
-		err = -EIO;
-	json_decref(doc);
-	return err;
+	jsonw_init(&w, out);
+	jsonw_open(&w, NULL, '{');
+	jsonw_put(&w, "trace",
+		  json_pack("{s:o,s:s,s:b}", "id",
+			    v->hdr ? json_string(strbuf_str(&sb) ?: "") : json_null(), "verdict",
+			    v->verified ? mcpt_verdict_name(v->rep->verdict)
+					: "NOT VERIFIED (--no-verify)",
+			    "signatures_checked", v->verified));
+	strbuf_fini(&sb);
+	jsonw_put(&w, "identity", identity_json(v->hdr, cs));
+	jsonw_put(&w, "session", session_json(v));
+	jsonw_put(&w, "events", json_u64(v->events));
+	jsonw_put(&w, "startup", effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
+	jsonw_open(&w, "calls", '[');
+	for (size_t i = 1; !w.err && (c = callset__get(cs, i)); i++)
+		jsonw_put(&w, NULL, call_json(v, c));
+	jsonw_close(&w);
+	jsonw_put(&w, "ambient", effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
+	jsonw_put(&w, "shutdown", effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
+	jsonw_put(&w, "channel_notes", callinfo_notes_json(cs));
+	jsonw_put(&w, "channel_notes_total", json_u64(callset__notes_total(cs)));
+	jsonw_close(&w);
+	return jsonw_finish(&w);
 }

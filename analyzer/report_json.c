@@ -9,6 +9,7 @@
 
 #include "analyze.h"
 #include "identity.h"
+#include "jsonw.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -156,50 +157,33 @@ json_t *report_coverage_json(const struct analysis *a)
 	return o;
 }
 
-static json_t *calls_json(const struct analysis *a)
+/* Written member by member (jsonw.h): the calls and the findings one at a time. */
+int report_json(FILE *out, const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
 	const struct call *c;
-	json_t *arr = json_array();
+	struct jsonw w;
 
-	for (size_t i = 1; arr && cs && (c = callset__get(cs, i)); i++)
-		if (json_array_append_new(arr, callinfo_call_json(c))) {
-			json_decref(arr);
-			return NULL;
-		}
-	return arr;
-}
-
-int report_json(FILE *out, const struct analysis *a)
-{
-	json_t *doc = json_object(), *arr = json_array();
-	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
-	int err = doc && arr ? 0 : -ENOMEM;
-
-	for (size_t i = 0; !err && i < a->fs->n; i++)
-		if (json_array_append_new(arr, report_finding_json(a, &a->fs->v[i])))
-			err = -ENOMEM;
-	err = err
-		      ?: json_put(doc, "analyzer",
-				  json_pack("{s:s,s:s}", "name", "mcpwitness", "version",
-					    MW_VERSION));
-	err = err ?: json_put(doc, "trace", report_trace_json(a));
-	err = err ?: json_put(doc, "identity", identity_json(a->hdr, cs));
-	err = err ?: json_put(doc, "policies", report_policies_json(a));
-	err = err ?: json_put(doc, "variables", vars_json(a->vars));
-	err = err ?: json_put(doc, "stats", stats_json(a));
-	err = err ?: json_put(doc, "summary", summary_json(a->fs));
-	err = err ?: json_put(doc, "coverage", report_coverage_json(a));
-	err = err ?: json_put(doc, "calls", calls_json(a));
-	err = err ?: json_put(doc, "channel_notes",
-			      a->cm ? callinfo_notes_json(callmodel__calls(a->cm)) : json_array());
-	if (!err) {
-		err = json_put(doc, "findings", arr);
-		arr = NULL;
-	}
-	if (!err && (json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
-		err = -EIO;
-	json_decref(arr);
-	json_decref(doc);
-	return err;
+	jsonw_init(&w, out);
+	jsonw_open(&w, NULL, '{');
+	jsonw_put(&w, "analyzer",
+		  json_pack("{s:s,s:s}", "name", "mcpwitness", "version", MW_VERSION));
+	jsonw_put(&w, "trace", report_trace_json(a));
+	jsonw_put(&w, "identity", identity_json(a->hdr, cs));
+	jsonw_put(&w, "policies", report_policies_json(a));
+	jsonw_put(&w, "variables", vars_json(a->vars));
+	jsonw_put(&w, "stats", stats_json(a));
+	jsonw_put(&w, "summary", summary_json(a->fs));
+	jsonw_put(&w, "coverage", report_coverage_json(a));
+	jsonw_open(&w, "calls", '[');
+	for (size_t i = 1; !w.err && cs && (c = callset__get(cs, i)); i++)
+		jsonw_put(&w, NULL, callinfo_call_json(c));
+	jsonw_close(&w);
+	jsonw_put(&w, "channel_notes", cs ? callinfo_notes_json(cs) : json_array());
+	jsonw_open(&w, "findings", '[');
+	for (size_t i = 0; !w.err && i < a->fs->n; i++)
+		jsonw_put(&w, NULL, report_finding_json(a, &a->fs->v[i]));
+	jsonw_close(&w);
+	jsonw_close(&w);
+	return jsonw_finish(&w);
 }

@@ -28,6 +28,7 @@
 
 #include "analyze.h"
 #include "identity.h"
+#include "jsonw.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -217,26 +218,19 @@ static json_t *call_location(const struct call *c)
 }
 
 /* Calls 1..n at indices 0..n-1, then the buckets (startup, ambient, shutdown). */
-static json_t *locations_json(const struct analysis *a)
+/* One logical location a call (indexed from 0 in call order), then one a bucket. */
+static void write_locations(struct jsonw *w, const struct analysis *a)
 {
 	size_t n = n_calls(a);
-	json_t *arr = json_array();
-	int err = arr ? 0 : -ENOMEM;
 
-	for (size_t i = 1; !err && i <= n; i++)
-		if (json_array_append_new(arr,
-					  call_location(callset__get(callmodel__calls(a->cm), i))))
-			err = -ENOMEM;
-	for (int b = BUCKET_STARTUP; !err && b < BUCKETS; b++)
-		if (json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name",
-							 attr_bucket_name(b), "fullyQualifiedName",
-							 attr_bucket_name(b), "kind", "module")))
-			err = -ENOMEM;
-	if (err) {
-		json_decref(arr);
-		return NULL;
-	}
-	return arr;
+	jsonw_open(w, "logicalLocations", '[');
+	for (size_t i = 1; !w->err && i <= n; i++)
+		jsonw_put(w, NULL, call_location(callset__get(callmodel__calls(a->cm), i)));
+	for (int b = BUCKET_STARTUP; !w->err && b < BUCKETS; b++)
+		jsonw_put(w, NULL,
+			  json_pack("{s:s,s:s,s:s}", "name", attr_bucket_name(b),
+				    "fullyQualifiedName", attr_bucket_name(b), "kind", "module"));
+	jsonw_close(w);
 }
 
 static json_t *logical_ref(size_t index)
@@ -325,16 +319,12 @@ static json_t *result_json(const struct analysis *a, const struct finding *f)
 			 finding_location(a, f), "properties", result_properties(a, f));
 }
 
-static json_t *results_json(const struct analysis *a)
+static void write_results(struct jsonw *w, const struct analysis *a)
 {
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < a->fs->n; i++)
-		if (json_array_append_new(arr, result_json(a, &a->fs->v[i]))) {
-			json_decref(arr);
-			return NULL;
-		}
-	return arr;
+	jsonw_open(w, "results", '[');
+	for (size_t i = 0; !w->err && i < a->fs->n; i++)
+		jsonw_put(w, NULL, result_json(a, &a->fs->v[i]));
+	jsonw_close(w);
 }
 
 /* Whether the findings cover the whole recorded session: a complete, verified trace (or,
@@ -394,24 +384,29 @@ static json_t *invocation_json(const struct analysis *a)
 			 "toolExecutionNotifications", notifications_json(a));
 }
 
-static json_t *run_json(const struct analysis *a)
-{
-	return json_pack("{s:{s:o},s:[o],s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o}}", "tool", "driver",
-			 driver_json(a), "invocations", invocation_json(a), "artifacts",
-			 artifacts_json(a), "logicalLocations", locations_json(a), "results",
-			 results_json(a), "properties", "trace", report_trace_json(a), "identity",
-			 identity_json(a->hdr, a->cm ? callmodel__calls(a->cm) : NULL), "policies",
-			 report_policies_json(a), "coverage", report_coverage_json(a));
-}
-
+/* Written member by member (jsonw.h): the calls' locations and the results one at a time. */
 int report_sarif(FILE *out, const struct analysis *a)
 {
-	json_t *doc = json_pack("{s:s,s:s,s:[o]}", "$schema", SARIF_SCHEMA, "version", "2.1.0",
-				"runs", run_json(a));
-	int err = doc ? 0 : -ENOMEM;
+	struct jsonw w;
 
-	if (!err && (json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF))
-		err = -EIO;
-	json_decref(doc);
-	return err;
+	jsonw_init(&w, out);
+	jsonw_open(&w, NULL, '{');
+	jsonw_put(&w, "$schema", json_string(SARIF_SCHEMA));
+	jsonw_put(&w, "version", json_string("2.1.0"));
+	jsonw_open(&w, "runs", '[');
+	jsonw_open(&w, NULL, '{');
+	jsonw_put(&w, "tool", json_pack("{s:o}", "driver", driver_json(a)));
+	jsonw_put(&w, "invocations", json_pack("[o]", invocation_json(a)));
+	jsonw_put(&w, "artifacts", artifacts_json(a));
+	write_locations(&w, a);
+	write_results(&w, a);
+	jsonw_put(&w, "properties",
+		  json_pack("{s:o,s:o,s:o,s:o}", "trace", report_trace_json(a), "identity",
+			    identity_json(a->hdr, a->cm ? callmodel__calls(a->cm) : NULL),
+			    "policies", report_policies_json(a), "coverage",
+			    report_coverage_json(a)));
+	jsonw_close(&w);
+	jsonw_close(&w);
+	jsonw_close(&w);
+	return jsonw_finish(&w);
 }

@@ -1,10 +1,10 @@
 #!/bin/sh
 # same_output.sh - proves that two builds of the analyzer print the same bytes: every report
 # format of `analyze` (with its exit code) on the golden traces of test/fixtures/analysis/ with
-# each of their policies, `dump` (text, json) of each, and `analyze` (text, json) and `dump`
-# (text, json) on a synthetic signed trace of EVENTS events written by gentrace. Used to check
-# that a performance change changes nothing but the time; it prints what it compared and exits
-# 1 at the first difference.
+# each of their policies, `dump` and `calls` (text, json) of each, and `analyze` (text, json,
+# sarif), `dump` (text, json) and `calls --json` on a synthetic signed trace of EVENTS events
+# written by gentrace. Used to check that a performance change changes nothing but the time;
+# it prints what it compared and exits 1 at the first difference.
 #
 #   same_output.sh OLD_BUILD NEW_BUILD [EVENTS]     (build trees; EVENTS defaults to 3000000,
 #                                                   0 compares the fixtures only)
@@ -48,6 +48,8 @@ for trace in example rules; do
 	done
 	compare "$trace dump --json" dump "$fix/$trace.mcpt" --json
 	compare "$trace dump" dump "$fix/$trace.mcpt"
+	compare "$trace calls --json" calls "$fix/$trace.mcpt" --pubkey "$fix/signing.pub" --json
+	compare "$trace calls" calls "$fix/$trace.mcpt" --pubkey "$fix/signing.pub"
 done
 
 if [ "$events" = 0 ]; then
@@ -56,10 +58,12 @@ if [ "$events" = 0 ]; then
 fi
 "$new" keygen -o "$work/keys" >/dev/null
 "$gen" "$work/synth.mcpt" "$work/keys/signing.key" "$events" >/dev/null
-for fmt in text json; do
+for fmt in text json sarif; do
 	compare "synthetic $events events $fmt" analyze "$work/synth.mcpt" \
 		--pubkey "$work/keys/signing.pub" -p "$dflt" --format "$fmt"
 done
 compare "synthetic $events events dump --json" dump "$work/synth.mcpt" --json
 compare "synthetic $events events dump" dump "$work/synth.mcpt"
+compare "synthetic $events events calls --json" calls "$work/synth.mcpt" \
+	--pubkey "$work/keys/signing.pub" --json
 echo "all outputs identical"

@@ -3,6 +3,7 @@ mw_unit_test(glob LIBS mw_analyzer_core)
 mw_unit_test(cidr LIBS mw_analyzer_core)
 mw_unit_test(sockaddr LIBS mw_analyzer_core)
 mw_unit_test(strbuf LIBS mw_analyzer) # trace_ts
+mw_unit_test(jsonw LIBS mw_analyzer_core)
 mw_unit_test(msgclass SOURCES mutate.c LIBS mw_analyzer_core)
 mw_unit_test(jsonrpc_fast SOURCES mutate.c LIBS mw_analyzer_core)
 mw_unit_test(event LIBS mw_analyzer_core)

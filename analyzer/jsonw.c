@@ -1,0 +1,218 @@
+/*
+ * jsonw.c - a JSON document written member by member as jansson's JSON_INDENT(2) dump writes
+ * it whole (see jsonw.h).
+ *
+ * jansson writes a non-empty container as its bracket, then each member or element on a line
+ * of its own indented two spaces a level ("key": value, "," between them), then the closing
+ * bracket on a line at the container's indentation; an empty one as "{}" or "[]". The values
+ * handed over are written here the same way, straight into the buffer (jansson's own dump
+ * calls its writer once per token and was most of the cost of a JSON report): strings escaped
+ * as jansson escapes them, reals by jansson itself. unit.jsonw compares the two.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "jsonw.h"
+
+#define JSONW_FLUSH 65536
+
+#define SPACES	       32
+#define JSONW_NEST_MAX 4096 /* past it a value is refused (-EINVAL), not recursed into */
+
+static const char spaces[SPACES + 1] = "                                ";
+
+static void flush(struct jsonw *w)
+{
+	if (!w->err && (w->err = strbuf_error(&w->sb)))
+		return;
+	if (!w->err && w->sb.len && fwrite(w->sb.buf, 1, w->sb.len, w->out) != w->sb.len)
+		w->err = -EIO;
+	strbuf_reset(&w->sb);
+}
+
+static void newline(struct strbuf *sb, unsigned level)
+{
+	strbuf_putc(sb, '\n');
+	for (; level > SPACES / 2; level -= SPACES / 2)
+		strbuf_put(sb, spaces, SPACES);
+	strbuf_put(sb, spaces, 2 * level);
+}
+
+/* A string as jansson writes it without JSON_ENSURE_ASCII: UTF-8 kept (jansson's strings are
+ * valid UTF-8), '"' and '\\' escaped, controls by their short escape or as \u00XX. */
+static void put_string(struct strbuf *sb, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t run = 0;
+	char esc[6] = {'\\', 'u', '0', '0'};
+
+	strbuf_putc(sb, '"');
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = (uint8_t)s[i];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		strbuf_put(sb, s + run, i - run);
+		run = i + 1;
+		esc[1] = c == '"'    ? '"'
+			 : c == '\\' ? '\\'
+			 : c == '\b' ? 'b'
+			 : c == '\f' ? 'f'
+			 : c == '\n' ? 'n'
+			 : c == '\r' ? 'r'
+			 : c == '\t' ? 't'
+				     : 'u';
+		if (esc[1] != 'u') {
+			strbuf_put(sb, esc, 2);
+			continue;
+		}
+		esc[4] = hex[c >> 4];
+		esc[5] = hex[c & 15];
+		strbuf_put(sb, esc, 6);
+	}
+	strbuf_put(sb, s + run, n - run);
+	strbuf_putc(sb, '"');
+}
+
+/* A real as jansson writes it (its own shortest-round-trip formatting). */
+static int put_real(struct strbuf *sb, const json_t *v)
+{
+	char buf[64];
+	size_t n = json_dumpb(v, buf, sizeof(buf), JSON_ENCODE_ANY);
+
+	if (!n || n > sizeof(buf))
+		return -ENOMEM;
+	strbuf_put(sb, buf, n);
+	return 0;
+}
+
+/* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level. */
+static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
+{
+	bool obj = json_is_object(v);
+	size_t n = obj ? json_object_size(v) : json_is_array(v) ? json_array_size(v) : 0;
+	void *it = obj ? json_object_iter((json_t *)v) : NULL;
+	int err = 0;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		put_string(sb, json_string_value(v), json_string_length(v));
+		return 0;
+	case JSON_INTEGER:
+		strbuf_puti(sb, json_integer_value(v));
+		return 0;
+	case JSON_REAL:
+		return put_real(sb, v);
+	case JSON_TRUE:
+		strbuf_put(sb, "true", 4);
+		return 0;
+	case JSON_FALSE:
+		strbuf_put(sb, "false", 5);
+		return 0;
+	case JSON_NULL:
+		strbuf_put(sb, "null", 4);
+		return 0;
+	case JSON_OBJECT:
+	case JSON_ARRAY:
+		break;
+	}
+	if (level >= JSONW_NEST_MAX)
+		return -EINVAL;
+	strbuf_putc(sb, obj ? '{' : '[');
+	for (size_t i = 0; !err && i < n; i++) {
+		if (i)
+			strbuf_putc(sb, ',');
+		newline(sb, level + 1);
+		if (obj) {
+			put_string(sb, json_object_iter_key(it), json_object_iter_key_len(it));
+			strbuf_put(sb, ": ", 2);
+			err = put_value(sb, json_object_iter_value(it), level + 1);
+			it = json_object_iter_next((json_t *)v, it);
+		} else {
+			err = put_value(sb, json_array_get(v, i), level + 1);
+		}
+	}
+	if (n)
+		newline(sb, level);
+	strbuf_putc(sb, obj ? '}' : ']');
+	return err;
+}
+
+static void dump(struct jsonw *w, const json_t *v)
+{
+	int err = put_value(&w->sb, v, w->depth);
+
+	w->err = w->err ?: err;
+}
+
+/* The separator and indentation before a member or element, and its key. */
+static void begin_item(struct jsonw *w, const char *key)
+{
+	if (w->depth) {
+		if (!w->empty[w->depth - 1])
+			strbuf_putc(&w->sb, ',');
+		w->empty[w->depth - 1] = false;
+		newline(&w->sb, w->depth);
+	}
+	if (!key)
+		return;
+	put_string(&w->sb, key, strlen(key));
+	strbuf_put(&w->sb, ": ", 2);
+}
+
+void jsonw_init(struct jsonw *w, FILE *out)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+}
+
+void jsonw_open(struct jsonw *w, const char *key, char bracket)
+{
+	if (w->err)
+		return;
+	if (w->depth == JSONW_DEPTH_MAX) {
+		w->err = -EINVAL;
+		return;
+	}
+	begin_item(w, key);
+	strbuf_putc(&w->sb, bracket);
+	w->closing[w->depth] = bracket == '{' ? '}' : ']';
+	w->empty[w->depth++] = true;
+}
+
+void jsonw_close(struct jsonw *w)
+{
+	if (w->err || !w->depth)
+		return;
+	w->depth--;
+	if (!w->empty[w->depth]) /* an empty one closes right after its opening bracket */
+		newline(&w->sb, w->depth);
+	strbuf_putc(&w->sb, w->closing[w->depth]);
+}
+
+void jsonw_put(struct jsonw *w, const char *key, json_t *v)
+{
+	if (!v) {
+		w->err = w->err ?: -ENOMEM;
+		return;
+	}
+	if (!w->err) {
+		begin_item(w, key);
+		dump(w, v);
+	}
+	json_decref(v);
+	if (w->sb.len >= JSONW_FLUSH)
+		flush(w);
+}
+
+int jsonw_finish(struct jsonw *w)
+{
+	if (!w->err && w->depth)
+		w->err = -EINVAL; /* a container left open: a caller's mistake */
+	if (!w->err)
+		strbuf_putc(&w->sb, '\n');
+	flush(w);
+	strbuf_fini(&w->sb);
+	return w->err;
+}
