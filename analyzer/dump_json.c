@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "event.h"
 #include "events.h"
+#include "jsonw.h"
 #include "strbuf.h"
 #include "traceinfo.h"
 
@@ -391,29 +392,22 @@ json_t *dump_json_object(const struct replay_rec *r)
 	return o;
 }
 
-/* Dumped into sb (one write, not one per token as json_dumpf does), made larger if it must. */
+/* Serialized into sb (jsonw.h: jansson's compact form, without its dump's call per token), then
+ * one write. */
 int dump_json(FILE *out, const struct replay_rec *r, struct strbuf *sb)
 {
 	json_t *o = dump_json_object(r);
-	size_t n;
-	int err = 0;
+	int err;
 
 	if (!o)
 		return -ENOMEM;
 	strbuf_reset(sb);
-	n = sb->buf ? json_dumpb(o, sb->buf, sb->cap, JSON_COMPACT) : 0;
-	if (!n || n + 2 > sb->cap) { /* no buffer yet, or too small: its size, then again */
-		n = n ? n : json_dumpb(o, NULL, 0, JSON_COMPACT);
-		err = n ? strbuf_reserve(sb, n + 1) : -ENOMEM;
-		if (!err && json_dumpb(o, sb->buf, sb->cap, JSON_COMPACT) != n)
-			err = -ENOMEM;
-	}
+	err = jsonw_compact(sb, o);
 	json_decref(o);
+	strbuf_putc(sb, '\n');
+	err = err ?: strbuf_error(sb);
 	if (err)
 		return err;
-	sb->buf[n] = '\n';
-	sb->buf[n + 1] = '\0';
-	sb->len = n + 1;
 	fwrite(sb->buf, 1, sb->len, out);
 	return 0;
 }

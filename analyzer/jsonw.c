@@ -87,8 +87,9 @@ static int put_real(struct strbuf *sb, const json_t *v)
 	return 0;
 }
 
-/* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level. */
-static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
+/* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level; or, with
+ * compact, as JSON_COMPACT | JSON_ENCODE_ANY writes it (no newline, no space). */
+static int put_value(struct strbuf *sb, const json_t *v, unsigned level, bool compact)
 {
 	bool obj = json_is_object(v);
 	size_t n = obj ? json_object_size(v) : json_is_array(v) ? json_array_size(v) : 0;
@@ -123,17 +124,18 @@ static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
 	for (size_t i = 0; !err && i < n; i++) {
 		if (i)
 			strbuf_putc(sb, ',');
-		newline(sb, level + 1);
+		if (!compact)
+			newline(sb, level + 1);
 		if (obj) {
 			put_string(sb, json_object_iter_key(it), json_object_iter_key_len(it));
-			strbuf_put(sb, ": ", 2);
-			err = put_value(sb, json_object_iter_value(it), level + 1);
+			strbuf_put(sb, ": ", compact ? 1 : 2);
+			err = put_value(sb, json_object_iter_value(it), level + 1, compact);
 			it = json_object_iter_next((json_t *)v, it);
 		} else {
-			err = put_value(sb, json_array_get(v, i), level + 1);
+			err = put_value(sb, json_array_get(v, i), level + 1, compact);
 		}
 	}
-	if (n)
+	if (n && !compact)
 		newline(sb, level);
 	strbuf_putc(sb, obj ? '}' : ']');
 	return err;
@@ -141,7 +143,7 @@ static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
 
 static void dump(struct jsonw *w, const json_t *v)
 {
-	int err = put_value(&w->sb, v, w->depth);
+	int err = put_value(&w->sb, v, w->depth, false);
 
 	w->err = w->err ?: err;
 }
@@ -215,4 +217,11 @@ int jsonw_finish(struct jsonw *w)
 	flush(w);
 	strbuf_fini(&w->sb);
 	return w->err;
+}
+
+int jsonw_compact(struct strbuf *sb, const json_t *v)
+{
+	int err = put_value(sb, v, 0, true);
+
+	return err ?: strbuf_error(sb);
 }

@@ -42,4 +42,8 @@ void jsonw_put(struct jsonw *w, const char *key, struct json_t *v);
 /* Ends the document with a newline and writes what is left. Returns 0 or the first error. */
 int jsonw_finish(struct jsonw *w);
 
+/* Appends v to sb as json_dumpb(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it (one line: dump
+ * --json's records). Returns 0, -ENOMEM, or -EINVAL for a value nested too deep. */
+int jsonw_compact(struct strbuf *sb, const struct json_t *v);
+
 #endif /* MW_JSONW_H */

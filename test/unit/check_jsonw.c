@@ -2,8 +2,9 @@
  * check_jsonw.c - the member-by-member JSON writer against jansson's own dump of the whole
  * document (JSON_INDENT(2), then a newline): random documents written with each container
  * either streamed or handed over whole, empty containers at every depth, strings of every
- * control byte (NUL too) and of UTF-8, keys that need escaping, edge integers and reals; and
- * its errors: a NULL value, too deep, a container left open, a failed write.
+ * control byte (NUL too) and of UTF-8, keys that need escaping, edge integers and reals; the
+ * compact form the same way; and its errors: a NULL value, too deep, a container left open, a
+ * failed write.
  */
 #include <check.h>
 #include <errno.h>
@@ -168,6 +169,27 @@ START_TEST(same_as_jansson)
 }
 END_TEST
 
+/* The compact form (dump --json's records) against json_dumps(JSON_COMPACT | JSON_ENCODE_ANY). */
+START_TEST(compact_as_jansson)
+{
+	for (int round = 0; round < 3000; round++) {
+		json_t *v = random_value(0);
+		char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		struct strbuf sb = STRBUF_INIT;
+
+		ck_assert_ptr_nonnull(want);
+		strbuf_puts(&sb, "kept|"); /* appended to what the buffer holds */
+		ck_assert_int_eq(jsonw_compact(&sb, v), 0);
+		ck_assert_msg(strncmp(strbuf_str(&sb), "kept|", 5) == 0 &&
+				      strcmp(strbuf_str(&sb) + 5, want) == 0,
+			      "round %d:\njansson: %s\njsonw:   %s", round, want, strbuf_str(&sb));
+		free(want);
+		strbuf_fini(&sb);
+		json_decref(v);
+	}
+}
+END_TEST
+
 /* Large enough to be written out in several pieces. */
 START_TEST(long_array_in_pieces)
 {
@@ -256,6 +278,7 @@ Suite *jsonw_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, same_as_jansson);
+	tcase_add_test(tc, compact_as_jansson);
 	tcase_add_test(tc, long_array_in_pieces);
 	tcase_add_test(tc, errors);
 	suite_add_tcase(s, tc);
