@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jsonw.h"
@@ -39,22 +40,50 @@ static void newline(struct strbuf *sb, unsigned level)
 	strbuf_put(sb, spaces, 2 * level);
 }
 
+/* How many bytes of s come before the first that jansson escapes (a control, '"' or '\\'),
+ * eight at a time: the lowest flagged byte of a word is exact (a borrow only runs upwards from
+ * a byte that is itself flagged). */
+static size_t plain_len(const char *s, size_t n)
+{
+	size_t i = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
+	uint64_t w, q, b, m;
+
+	for (; n - i >= 8; i += 8) {
+		memcpy(&w, s + i, 8);
+		q = w ^ ('"' * ones);
+		b = w ^ ('\\' * ones);
+		m = (((w - 0x20 * ones) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+		if (m)
+			return i + (size_t)(__builtin_ctzll(m) >> 3);
+	}
+#endif
+	for (; i < n; i++)
+		if ((uint8_t)s[i] < 0x20 || s[i] == '"' || s[i] == '\\')
+			return i;
+	return n;
+}
+
 /* A string as jansson writes it without JSON_ENSURE_ASCII: UTF-8 kept (jansson's strings are
  * valid UTF-8), '"' and '\\' escaped, controls by their short escape or as \u00XX. */
 static void put_string(struct strbuf *sb, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t run = 0;
 	char esc[6] = {'\\', 'u', '0', '0'};
+	size_t k;
+	uint8_t c;
 
 	strbuf_putc(sb, '"');
-	for (size_t i = 0; i < n; i++) {
-		uint8_t c = (uint8_t)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		strbuf_put(sb, s + run, i - run);
-		run = i + 1;
+	for (;;) {
+		k = plain_len(s, n);
+		strbuf_put(sb, s, k);
+		if (k == n)
+			break;
+		c = (uint8_t)s[k];
+		s += k + 1;
+		n -= k + 1;
 		esc[1] = c == '"'    ? '"'
 			 : c == '\\' ? '\\'
 			 : c == '\b' ? 'b'
@@ -71,7 +100,6 @@ static void put_string(struct strbuf *sb, const char *s, size_t n)
 		esc[5] = hex[c & 15];
 		strbuf_put(sb, esc, 6);
 	}
-	strbuf_put(sb, s + run, n - run);
 	strbuf_putc(sb, '"');
 }
 

@@ -50,11 +50,6 @@ void strbuf_put(struct strbuf *sb, const void *p, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
-void strbuf_putc(struct strbuf *sb, char c)
-{
-	strbuf_put(sb, &c, 1);
-}
-
 void strbuf_puts(struct strbuf *sb, const char *s)
 {
 	strbuf_put(sb, s, strlen(s));

@@ -29,8 +29,17 @@ struct strbuf {
 
 /* Room for n more bytes and the NUL: 0, or -ENOMEM (sticky, as every append's). */
 int strbuf_reserve(struct strbuf *sb, size_t n);
-void strbuf_putc(struct strbuf *sb, char c);
 void strbuf_put(struct strbuf *sb, const void *p, size_t n);
+/* One byte: written in place when there is room, else as strbuf_put. */
+static inline void strbuf_putc(struct strbuf *sb, char c)
+{
+	if (!sb->err && sb->cap - sb->len > 1) {
+		sb->buf[sb->len++] = c;
+		sb->buf[sb->len] = '\0';
+		return;
+	}
+	strbuf_put(sb, &c, 1);
+}
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
