@@ -16,8 +16,9 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
               refused bpf() calls with integers only: the cheapest recorded syscall).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
-  analyzer    verify / dump / analyze (default policy) events/s and peak RSS on synthetic
-              traces of 1 M and 5 M events written by the real trace writer (gentrace.c).
+  analyzer    verify / dump (text, --json) / analyze (default policy; text, json, sarif) /
+              calls --json: events/s and peak RSS on synthetic traces of 1 M and 5 M events
+              written by the real trace writer (gentrace.c).
   icount      instructions per event of verify and analyze under callgrind on a 200 000-event
               trace: unlike times, not moved by the machine's load (compare builds with it).
   startup     collector: time from exec to the server's first instruction (= first event).
@@ -461,17 +462,23 @@ class Bench:
         policy = os.path.join(SRC, "policies", "default.yaml")
         rows = []
         print("\n## Analyzer on synthetic traces written by the real trace writer (gentrace)")
-        print("%10s %8s %-8s %8s %12s %12s %9s" % ("events", "MiB", "command", "wall s",
+        print("%10s %8s %-10s %8s %12s %12s %9s" % ("events", "MiB", "command", "wall s",
                                                  "events/s", "ev/CPU s", "peak RSS"))
         for n in self.a.analyzer_events:
             trace = self.j("synth-%d.mcpt" % n)
             subprocess.run([self.bin + "/gentrace", trace, self.key, str(n)], check=True,
                            stdout=subprocess.DEVNULL)
             size = os.path.getsize(trace) / 2**20
+            analyze = [self.analyzer, "analyze", trace, "--pubkey", self.pub, "-p", policy]
             cmds = {
                 "verify": [self.analyzer, "verify", trace, "--pubkey", self.pub],
                 "dump": [self.analyzer, "dump", trace],
-                "analyze": [self.analyzer, "analyze", trace, "--pubkey", self.pub, "-p", policy],
+                "dump-json": [self.analyzer, "dump", trace, "--json"],
+                "analyze": analyze,
+                # the machine-readable reports name every call: their memory and time on top
+                "an-json": analyze + ["--format", "json"],
+                "an-sarif": analyze + ["--format", "sarif"],
+                "calls-json": [self.analyzer, "calls", trace, "--pubkey", self.pub, "--json"],
             }
             for name, cmd in cmds.items():
                 best = None
@@ -484,7 +491,7 @@ class Bench:
                        "events_per_s": n / wall, "events_per_cpu_s": n / cpu,
                        "maxrss_kib": rss, "exit": rc}
                 rows.append(row)
-                print("%10d %8.0f %-8s %8.2f %12.0f %12.0f %7.1fMiB%s" % (
+                print("%10d %8.0f %-10s %8.2f %12.0f %12.0f %7.1fMiB%s" % (
                     n, size, name, wall, n / wall, n / cpu, rss / 1024,
                     "" if rc in (0, 1) else "  (exit %d)" % rc))
             os.unlink(trace)
