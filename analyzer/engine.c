@@ -141,14 +141,14 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h)
 /* Rule i on subject s: a finding when it matches, an exception counted when one suppresses
  * it. Returns 0 or -ENOMEM. */
 static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct eval_subject *s,
-			 uint64_t index)
+			 uint64_t skip, uint64_t index)
 {
 	const struct pol_rule *r = e->pol->rules[i];
 	int exc = -1; /* a rule skipped for its subjects sets nothing */
 	size_t kept = e->fs.n;
 	int err;
 
-	if (!(r->subjects & subj) || !policy_rule_match(r, s, &exc)) {
+	if (!(r->subjects & subj) || !policy_rule_match(r, s, skip, &exc)) {
 		e->st.exceptions_hit += exc >= 0;
 		return 0;
 	}
@@ -193,7 +193,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 						 : POL_SUBJ_EVENTS;
 	struct lazy_attr lazy;
 	const uint32_t *ix;
-	const uint64_t *keys;
+	const uint64_t *keys, *skips;
 	unsigned key;
 	size_t n;
 	int err;
@@ -228,15 +228,20 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	}
 	if (!e->pol->index.rules) { /* never compiled: every rule */
 		for (size_t i = 0; i < e->pol->n_rules; i++)
-			if ((err = evaluate_rule(e, i, subj, &s, index)))
+			if ((err = evaluate_rule(e, i, subj, &s, 0, index)))
 				return err;
 		return 0;
 	}
 	ix = policy_rules_for_op(e->pol, v->op, &n);
 	keys = policy_keys_for_op(e->pol, v->op);
+	skips = policy_skips_for_op(e->pol, v->op);
 	key = policy_subject_key(&s);
-	for (size_t k = 0; k < n; k++) /* a rule outside its keys cannot hold: nothing to do */
-		if (((keys[k] >> key) & 1) && (err = evaluate_rule(e, ix[k], subj, &s, index)))
+	/* a rule outside its keys cannot hold: nothing to do; the tests its key decides are not
+	 * made again (the unknown key decides none) */
+	for (size_t k = 0; k < n; k++)
+		if (((keys[k] >> key) & 1) &&
+		    (err = evaluate_rule(e, ix[k], subj, &s, key == POL_KEY_UNKNOWN ? 0 : skips[k],
+					 index)))
 			return err;
 	return 0;
 }

@@ -520,6 +520,7 @@ void policy__free(struct policy *p)
 	free(p->rules);
 	free(p->index.rules);
 	free(p->index.keys);
+	free(p->index.skips);
 	free(p->macros);
 	free(p->lists);
 	free(p->files);

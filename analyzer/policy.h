@@ -161,6 +161,7 @@ struct pol_file {
 struct pol_index {
 	uint32_t *rules;
 	uint64_t *keys;
+	uint64_t *skips; /* beside each key set: policy_rule_skips */
 	uint32_t start[POL_INDEX_OPS + 2];
 	bool reads_calls; /* an enabled rule's condition or exception reads a call field */
 };
@@ -253,6 +254,13 @@ const uint64_t *policy_keys_for_op(const struct policy *p, int op);
  * hold on a subject of op (an op outside the index: op unknown). */
 unsigned policy_subject_key(const struct eval_subject *s);
 uint64_t policy_rule_keys(const struct pol_rule *r, int op);
+/* Its second answer: the kids of r's top-level "all" (policy_cond_top; bit i for kid i < 64)
+ * that hold on every subject of op whose key is one of keys (the unknown key aside). On such a
+ * subject the condition holds exactly when the other kids do: evaluating these again cannot
+ * change the verdict. 0 when the top is not an "all". */
+uint64_t policy_rule_skips(const struct pol_rule *r, int op, uint64_t keys);
+/* Beside policy_keys_for_op, the skips of each entry. */
+const uint64_t *policy_skips_for_op(const struct policy *p, int op);
 
 /* The subject's attribution (see struct eval_subject), NULL without a call model. */
 const struct attribution *eval_subject_attr(const struct eval_subject *s);
@@ -260,8 +268,12 @@ const struct attribution *eval_subject_attr(const struct eval_subject *s);
 /* Evaluation (policy_cond.c, fields in policy_eval.c). */
 bool cond_eval(const struct cond *c, const struct eval_subject *s);
 /* The rule's condition holds and no exception does; *exc is set to the index of the first
- * exception that held (or -1). */
-bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, int *exc);
+ * exception that held (or -1). skip: kids of the condition's top-level "all" known to hold on
+ * s (policy_rule_skips for s's op and key; 0 for none), not evaluated. */
+bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, uint64_t skip,
+		       int *exc);
+/* c, or the "all" it is made of when it is an "all" of one "all" (a mapping of one entry). */
+const struct cond *policy_cond_top(const struct cond *c);
 
 /* --- internal to the policy modules ------------------------------------------------------ */
 

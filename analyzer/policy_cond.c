@@ -301,10 +301,30 @@ bool cond_eval(const struct cond *c, const struct eval_subject *s)
 	return false;
 }
 
-bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, int *exc)
+const struct cond *policy_cond_top(const struct cond *c)
+{
+	while (c->kind == COND_ALL && c->n == 1 && c->kids[0]->kind == COND_ALL)
+		c = c->kids[0];
+	return c;
+}
+
+/* c on s, the kids of its top-level "all" in skip taken as holding. */
+static bool cond_holds(const struct cond *c, const struct eval_subject *s, uint64_t skip)
+{
+	if (!skip)
+		return cond_eval(c, s);
+	c = policy_cond_top(c);
+	for (size_t i = 0; i < c->n; i++)
+		if (!(i < 64 && ((skip >> i) & 1)) && !cond_eval(c->kids[i], s))
+			return false;
+	return true;
+}
+
+bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, uint64_t skip,
+		       int *exc)
 {
 	*exc = -1;
-	if (!r->enabled || !cond_eval(r->cond, s))
+	if (!r->enabled || !cond_holds(r->cond, s, skip))
 		return false;
 	for (size_t i = 0; i < r->n_exceptions; i++) {
 		if (cond_eval(r->exceptions[i].cond, s)) {

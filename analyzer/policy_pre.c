@@ -12,7 +12,9 @@
  * other fields say, so skipping the rule changes nothing: no finding, no exception evaluated
  * (exceptions are only evaluated when the condition holds). Kleene's all/any/not are sound:
  * a definite verdict of the abstract evaluation is the verdict of every concrete subject with
- * those facts.
+ * those facts. The same evaluation tells which kids of a rule's top-level "all" hold for every
+ * key the rule can hold on (policy_rule_skips: {op: openat, write: false, result: success}
+ * and the macros made of such tests): the engine does not evaluate those again.
  */
 #include "events.h"
 #include "policy.h"
@@ -124,4 +126,38 @@ uint64_t policy_rule_keys(const struct pol_rule *r, int op)
 						set |= 1ull << key_of(f.result, f.write, f.exec,
 								      f.tampered);
 	return set;
+}
+
+/* The kids of top (an "all") that hold with the facts f, as bits. */
+static uint64_t kids_held(const struct cond *top, const struct facts *f)
+{
+	uint64_t held = 0;
+
+	for (size_t i = 0; i < top->n && i < 64; i++)
+		if (cond_tv(top->kids[i], f, 0) == TV_TRUE)
+			held |= 1ull << i;
+	return held;
+}
+
+uint64_t policy_rule_skips(const struct pol_rule *r, int op, uint64_t keys)
+{
+	const struct cond *top = policy_cond_top(r->cond);
+	struct facts f = {.op = op >= 0 && op < POL_INDEX_OPS ? op : -1};
+	uint64_t skip = ~0ull;
+	bool any = false;
+	unsigned k;
+
+	if (top->kind != COND_ALL)
+		return 0;
+	for (f.result = 0; f.result < RES_COUNT; f.result++)
+		for (f.write = 0; f.write < KEY_WRITES; f.write++)
+			for (f.exec = 0; f.exec < KEY_EXECS; f.exec++)
+				for (f.tampered = 0; f.tampered < 2; f.tampered++) {
+					k = key_of(f.result, f.write, f.exec, f.tampered);
+					if ((keys >> k) & 1) {
+						skip &= kids_held(top, &f);
+						any = true;
+					}
+				}
+	return any ? skip : 0;
 }

@@ -238,6 +238,7 @@ static void index_fill(const struct policy *p, const struct opset *sets, struct 
 		for (size_t i = 0; i < p->n_rules; i++) {
 			if (p->rules[i]->enabled && ops_has(&sets[i], op)) {
 				ix->keys[k] = policy_rule_keys(p->rules[i], op);
+				ix->skips[k] = policy_rule_skips(p->rules[i], op, ix->keys[k]);
 				ix->rules[k++] = (uint32_t)i;
 			}
 		}
@@ -246,6 +247,7 @@ static void index_fill(const struct policy *p, const struct opset *sets, struct 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		if (p->rules[i]->enabled) {
 			ix->keys[k] = policy_rule_keys(p->rules[i], -1);
+			ix->skips[k] = policy_rule_skips(p->rules[i], -1, ix->keys[k]);
 			ix->rules[k++] = (uint32_t)i;
 		}
 	}
@@ -257,7 +259,7 @@ int policy_index_build(struct policy *p)
 	struct opset *sets = calloc(p->n_rules ? p->n_rules : 1, sizeof(*sets));
 	size_t total = 0;
 	uint32_t *rules = NULL;
-	uint64_t *keys = NULL;
+	uint64_t *keys = NULL, *skips = NULL;
 
 	if (!sets)
 		return -ENOMEM;
@@ -272,17 +274,21 @@ int policy_index_build(struct policy *p)
 	if (total <= UINT32_MAX) {
 		rules = calloc(total ? total : 1, sizeof(*rules));
 		keys = calloc(total ? total : 1, sizeof(*keys));
+		skips = calloc(total ? total : 1, sizeof(*skips));
 	}
-	if (!rules || !keys) {
+	if (!rules || !keys || !skips) {
 		free(rules);
 		free(keys);
+		free(skips);
 		free(sets);
 		return -ENOMEM;
 	}
 	free(p->index.rules);
 	free(p->index.keys);
+	free(p->index.skips);
 	p->index.rules = rules;
 	p->index.keys = keys;
+	p->index.skips = skips;
 	index_fill(p, sets, &p->index);
 	p->index.reads_calls = false;
 	for (size_t i = 0; i < p->n_rules; i++)
@@ -311,4 +317,12 @@ const uint64_t *policy_keys_for_op(const struct policy *p, int op)
 bool policy_reads_calls(const struct policy *p)
 {
 	return !p->index.rules || p->index.reads_calls;
+}
+
+const uint64_t *policy_skips_for_op(const struct policy *p, int op)
+{
+	const struct pol_index *ix = &p->index;
+	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
+
+	return ix->skips + ix->start[slot];
 }

@@ -72,11 +72,11 @@ START_TEST(macro_override)
 	ck_assert_int_eq(policy__load_file(p, "b.yaml", &d), 0);
 	ck_assert_int_eq(policy__compile(p, vs, false, &d), 0);
 	ev_open(&x, "/x", NULL, 0, 3);
-	ck_assert(policy_rule_match(p->rules[0], &x.s, &exc)); /* exit or openat */
+	ck_assert(policy_rule_match(p->rules[0], &x.s, 0, &exc)); /* exit or openat */
 	write_file("c.yaml", HDR "macros:\n  m: {condition: {op: fork}, override: replace}\n");
 	ck_assert_int_eq(policy__load_file(p, "c.yaml", &d), 0);
 	ck_assert_int_eq(policy__compile(p, vs, false, &d), 0);
-	ck_assert(!policy_rule_match(p->rules[0], &x.s, &exc));
+	ck_assert(!policy_rule_match(p->rules[0], &x.s, 0, &exc));
 	write_file("d.yaml", HDR "macros:\n  m: {condition: {macro: uses_m}, override: append}\n");
 	ck_assert_int_eq(policy__load_file(p, "d.yaml", &d), -EINVAL);
 	ck_assert_str_eq(diag_first(&d), "d.yaml:3:18: macro \"m\" would use itself");

@@ -123,7 +123,7 @@ bool holds(struct policy *p, const struct evx *x)
 {
 	int exc;
 
-	return policy_rule_match(p->rules[0], &x->s, &exc);
+	return policy_rule_match(p->rules[0], &x->s, 0, &exc);
 }
 
 
