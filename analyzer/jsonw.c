@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "jsonbytes.h"
 #include "jsonw.h"
 
 #define JSONW_FLUSH 65536
@@ -40,32 +41,6 @@ static void newline(struct strbuf *sb, unsigned level)
 	strbuf_put(sb, spaces, 2 * level);
 }
 
-/* How many bytes of s come before the first that jansson escapes (a control, '"' or '\\'),
- * eight at a time: the lowest flagged byte of a word is exact (a borrow only runs upwards from
- * a byte that is itself flagged). */
-static size_t plain_len(const char *s, size_t n)
-{
-	size_t i = 0;
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
-	uint64_t w, q, b, m;
-
-	for (; n - i >= 8; i += 8) {
-		memcpy(&w, s + i, 8);
-		q = w ^ ('"' * ones);
-		b = w ^ ('\\' * ones);
-		m = (((w - 0x20 * ones) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
-		if (m)
-			return i + (size_t)(__builtin_ctzll(m) >> 3);
-	}
-#endif
-	for (; i < n; i++)
-		if ((uint8_t)s[i] < 0x20 || s[i] == '"' || s[i] == '\\')
-			return i;
-	return n;
-}
-
 /* A string as jansson writes it without JSON_ENSURE_ASCII: UTF-8 kept (jansson's strings are
  * valid UTF-8), '"' and '\\' escaped, controls by their short escape or as \u00XX. */
 static void put_string(struct strbuf *sb, const char *s, size_t n)
@@ -77,7 +52,7 @@ static void put_string(struct strbuf *sb, const char *s, size_t n)
 
 	strbuf_putc(sb, '"');
 	for (;;) {
-		k = plain_len(s, n);
+		k = json_plain_len((const uint8_t *)s, n, true);
 		strbuf_put(sb, s, k);
 		if (k == n)
 			break;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "jsonbytes.h"
 #include "msgclass.h"
 #include "strbuf.h"
 
@@ -74,30 +75,6 @@ static bool u_escape(const uint8_t *p, const uint8_t *end)
 	return v && (v < 0xd800 || v > 0xdfff);
 }
 
-/* The first byte at or after p that needs a look (a control, '"', '\\' or one of 0x80 or more),
- * eight bytes at a time; the last few bytes before end are left to the caller. The lowest such
- * byte of a word sets the high bit of its own byte in one of the terms below, and nothing under
- * it does (a borrow only runs upwards from such a byte): its index is exact. */
-static const uint8_t *plain_run(const uint8_t *p, const uint8_t *end)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ull, highs = ones << 7;
-	uint64_t w, m;
-
-	for (; end - p >= 8; p += 8) {
-		memcpy(&w, p, 8);
-		m = (w | (w - 0x20 * ones) | ((w ^ '"' * ones) - ones) |
-		     ((w ^ '\\' * ones) - ones)) &
-		    highs;
-		if (m)
-			return p + (__builtin_ctzll(m) >> 3);
-	}
-#else
-	(void)end;
-#endif
-	return p;
-}
-
 static bool string(struct lite *j, struct span *v)
 {
 	const uint8_t *p = j->p + 1, *end = j->end;
@@ -107,7 +84,7 @@ static bool string(struct lite *j, struct span *v)
 	v->type = VT_STR;
 	v->s = p;
 	v->esc = v->recoded = false;
-	while ((p = plain_run(p, end)) < end) {
+	while ((p += json_plain_len(p, (size_t)(end - p), false)) < end) {
 		uint8_t c = *p;
 
 		if (c == '"') {

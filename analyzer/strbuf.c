@@ -35,11 +35,6 @@ nomem:
 	return sb->err;
 }
 
-int strbuf_reserve(struct strbuf *sb, size_t n)
-{
-	return strbuf_grow(sb, n);
-}
-
 void strbuf_put(struct strbuf *sb, const void *p, size_t n)
 {
 	if ((sb->err || n >= sb->cap - sb->len) && strbuf_grow(sb, n))

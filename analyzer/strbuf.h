@@ -27,8 +27,6 @@ struct strbuf {
 /* Escaping flags. */
 #define ESC_QUOTE 1u /* also escape '"' (for text that is shown between double quotes) */
 
-/* Room for n more bytes and the NUL: 0, or -ENOMEM (sticky, as every append's). */
-int strbuf_reserve(struct strbuf *sb, size_t n);
 void strbuf_put(struct strbuf *sb, const void *p, size_t n);
 /* One byte: written in place when there is room, else as strbuf_put. */
 static inline void strbuf_putc(struct strbuf *sb, char c)
