@@ -10,7 +10,7 @@
  * bytes of the file exactly as its verifying reader reads them (mcpt_verify_opts.on_read), then
  * the rest of the file to its end wherever the reader stopped: a file that changed between
  * the reads is refused, and the second digest is that of the whole file the reports name, with
- * no third read.
+ * no third read. The one read digests only for a report that names the digest (pass_once).
  */
 #ifndef MW_PASSES_H
 #define MW_PASSES_H
