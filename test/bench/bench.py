@@ -89,7 +89,8 @@ class Bench:
         self.a = args
         self.build = os.path.abspath(args.build)
         self.collect = os.path.join(self.build, "collector", "mcpwitness-collect")
-        self.analyzer = os.path.join(self.build, "analyzer", "mcpwitness")
+        self.analyzer = os.path.abspath(args.analyzer) if args.analyzer else \
+            os.path.join(self.build, "analyzer", "mcpwitness")
         self.work = tempfile.mkdtemp(prefix="mwbench.")
         os.chmod(self.work, 0o755)
         self.bin = self.j("bin")
@@ -462,6 +463,7 @@ class Bench:
         policy = os.path.join(SRC, "policies", "default.yaml")
         rows = []
         print("\n## Analyzer on synthetic traces written by the real trace writer (gentrace)")
+        print("analyzer: %s" % self.analyzer)
         print("%10s %8s %-10s %8s %12s %12s %9s" % ("events", "MiB", "command", "wall s",
                                                  "events/s", "ev/CPU s", "peak RSS"))
         for n in self.a.analyzer_events:
@@ -716,6 +718,9 @@ def main():
     ap.add_argument("--evgen", default="open,bpf",
                     help="throughput: event kinds to generate (open: failing openat records "
                          "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only)")
+    ap.add_argument("--analyzer", help="the analyzer the analyzer and icount sections time "
+                    "(default: BUILD/analyzer/mcpwitness; e.g. the packaged build's, "
+                    "build-deb/analyzer/mcpwitness)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
     ap.add_argument("--analyzer-reps", type=int, default=1)
     ap.add_argument("--icount-events", type=int, default=200000,

@@ -4,7 +4,9 @@ packaging/build-deb.sh builds it (or MW_DEB names a .deb already built); lintian
 error; `dpkg -i` installs it (missing dependencies through apt-get); then the INSTALLED programs
 run: the installed demo (/usr/share/mcpwitness/example/demo.sh), a recording signed with the
 host key the postinst made and verified with its public half, an analysis with the installed
-default policy (no -p), the man pages' EXAMPLES. Checked: owners and modes, no setuid or setgid
+default policy (no -p), the man pages' EXAMPLES, and every command and report format on the
+recorded fixtures, which must print exactly what the tree's analyzer prints (the package is
+built with a profile, see MW_PGO). Checked: owners and modes, no setuid or setgid
 file, the system user, the key's modes, a reinstall that keeps the key; `dpkg -r` removes every
 file and keeps the key, `dpkg -P` removes the key.
 
@@ -78,6 +80,7 @@ class Package(mwtest.E2ETestCase):
         self.check_installed_demo()
         self.check_host_key_recording()
         self.check_man_examples()
+        self.check_same_output_as_tree()
         keyid = self.key_id()
         self.install()  # a reinstall (upgrade path) never touches the key
         self.assertEqual(self.key_id(), keyid)
@@ -167,6 +170,30 @@ class Package(mwtest.E2ETestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("policy: /usr/share/mcpwitness/policies/default.yaml", r.stdout)
         self.assertIn("exec.unexpected: executed /usr/bin/cat", r.stdout)
+
+    def check_same_output_as_tree(self):
+        """The package's analyzer is built with a profile (MW_PGO): it must say exactly what the
+        tree's analyzer says, on every command and format of the training and with a policy
+        the training does not read (site-example.yaml over the default)."""
+        fx = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "analysis")
+        site = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "policies", "site-example.yaml")
+        policies = [["-p", mwtest.DEFAULT_POLICY], ["-p", os.path.join(fx, "golden.yaml")],
+                    ["-p", mwtest.DEFAULT_POLICY, "-p", site]]
+        for name in ("example.mcpt", "rules.mcpt"):
+            trace = os.path.join(fx, name)
+            key = ["--pubkey", os.path.join(fx, "signing.pub")]
+            cmds = [["verify", trace] + key, ["dump", trace], ["dump", "--json", trace],
+                    ["calls", trace] + key, ["calls", "--json", trace] + key]
+            for p in policies:
+                for fmt in ("text", "json", "sarif", "html"):
+                    cmds.append(["analyze", trace] + key + p + ["--format", fmt])
+            for cmd in cmds:
+                tree = mwtest.run([mwtest.ANALYZER] + cmd)
+                pkg = mwtest.run(["/usr/bin/mcpwitness"] + cmd)
+                what = " ".join(cmd)
+                self.assertEqual(tree.returncode, 0, what + tree.stderr)
+                self.assertEqual((pkg.returncode, pkg.stdout, pkg.stderr),
+                                 (tree.returncode, tree.stdout, tree.stderr), what)
 
     def check_man_examples(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("MW_")}
