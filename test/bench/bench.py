@@ -483,6 +483,8 @@ class Bench:
                 "calls-json": [self.analyzer, "calls", trace, "--pubkey", self.pub, "--json"],
             }
             for name, cmd in cmds.items():
+                if self.a.analyzer_commands and name not in self.a.analyzer_commands:
+                    continue
                 best = None
                 for _ in range(self.a.analyzer_reps):
                     wall, cpu, rss, rc = timed(cmd)
@@ -722,6 +724,9 @@ def main():
                     "(default: BUILD/analyzer/mcpwitness; e.g. the packaged build's, "
                     "build-deb/analyzer/mcpwitness)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
+    ap.add_argument("--analyzer-commands", default="",
+                    help="analyzer: only these rows, comma-separated (verify, dump, dump-json, "
+                         "analyze, an-json, an-sarif, calls-json; default: all)")
     ap.add_argument("--analyzer-reps", type=int, default=1)
     ap.add_argument("--icount-events", type=int, default=200000,
                     help="icount: events of the trace callgrind runs verify and analyze on")
@@ -737,6 +742,10 @@ def main():
     if any(k not in EVGEN_CLASS for k in a.evgen):
         ap.error("--evgen: kinds are %s" % ", ".join(sorted(EVGEN_CLASS)))
     a.analyzer_events = [int(x) for x in a.analyzer_events.split(",")]
+    a.analyzer_commands = [c for c in a.analyzer_commands.split(",") if c]
+    known = ("verify", "dump", "dump-json", "analyze", "an-json", "an-sarif", "calls-json")
+    if any(c not in known for c in a.analyzer_commands):
+        ap.error("--analyzer-commands: rows are %s" % ", ".join(known))
     if os.geteuid() != 0:
         raise SystemExit("the benchmarks load BPF programs: run as root")
     b = Bench(a)
