@@ -140,6 +140,29 @@ static bool match_slow(const struct glob *g, const uint8_t *s, size_t n, size_t 
 	return cur[g->n];
 }
 
+/* Whether s holds the k (>= 1) bytes of lit. glibc's memmem prepares a two-way search on every
+ * call, which costs more than searching a whole path: a short literal (most of them: "/.ssh/",
+ * "id_rsa") is found by its first byte and compared, at most SHORT_LIT times n byte compares,
+ * and a longer one is left to memmem and its linear bound. */
+#define SHORT_LIT 16
+
+static bool contains(const uint8_t *s, size_t n, const uint8_t *lit, size_t k)
+{
+	const uint8_t *p = s, *last;
+
+	if (k > SHORT_LIT)
+		return memmem(s, n, lit, k) != NULL;
+	if (k > n)
+		return false;
+	last = s + (n - k);
+	while (p <= last && (p = memchr(p, lit[0], (size_t)(last - p) + 1)) != NULL) {
+		if (!memcmp(p + 1, lit + 1, k - 1))
+			return true;
+		p++;
+	}
+	return false;
+}
+
 /* Cheap necessary conditions: literal prefix, literal suffix, longest literal run. */
 static bool prefilter(const struct glob *g, const uint8_t *s, size_t n)
 {
@@ -151,7 +174,7 @@ static bool prefilter(const struct glob *g, const uint8_t *s, size_t n)
 		return n == k;
 	if (x && (n < k + x || memcmp(s + n - x, g->lits + g->n - x, x) != 0))
 		return false;
-	if (g->req_len > k && g->req_len > x && !memmem(s, n, g->lits + g->req_at, g->req_len))
+	if (g->req_len > k && g->req_len > x && !contains(s, n, g->lits + g->req_at, g->req_len))
 		return false;
 	return true;
 }

@@ -286,6 +286,38 @@ START_TEST(fast_equals_slow)
 }
 END_TEST
 
+/* The required literal run ("*LIT*" has nothing else) is searched by hand up to 16 bytes and by
+ * memmem beyond: both agree with memmem on subjects made to hold near misses. */
+START_TEST(required_literal)
+{
+	uint32_t seed = 777;
+	char pat[32], lit[24], subj[48];
+
+	for (int iter = 0; iter < 40000; iter++) {
+		size_t ll = 1 + ((seed = seed * 1103515245 + 12345) >> 16) % 20, sl;
+		struct glob *g;
+
+		for (size_t i = 0; i < ll; i++)
+			lit[i] = "ab"[((seed = seed * 1103515245 + 12345) >> 16) % 2];
+		sl = ((seed = seed * 1103515245 + 12345) >> 16) % sizeof(subj);
+		for (size_t i = 0; i < sl; i++)
+			subj[i] = "ab"[((seed = seed * 1103515245 + 12345) >> 16) % 2];
+		if (sl >= ll && iter % 3 == 0) /* plant it, at the very end a third of the time */
+			memcpy(subj + (iter % 2 ? sl - ll : ((seed >> 16) % (sl - ll + 1))), lit, ll);
+		pat[0] = '*';
+		memcpy(pat + 1, lit, ll);
+		pat[ll + 1] = '*';
+		g = glob_compile(pat, ll + 2, 0, NULL, NULL, NULL, 0);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_uint_eq(g->req_len, ll);
+		ck_assert_msg(glob_match(g, (const uint8_t *)subj, sl) ==
+				      (memmem(subj, sl, lit, ll) != NULL),
+			      "\"%.*s\" on \"%.*s\"", (int)ll + 2, pat, (int)sl, subj);
+		glob_free(g);
+	}
+}
+END_TEST
+
 START_TEST(long_patterns)
 {
 	char pat[300], subj[300];
@@ -323,6 +355,7 @@ Suite *glob_suite(void)
 	tcase_add_test(core, bytes);
 	tcase_add_test(core, hex_escape);
 	tcase_add_test(core, fast_equals_slow);
+	tcase_add_test(core, required_literal);
 	tcase_add_test(core, long_patterns);
 	tcase_add_test(errs, errors);
 	tcase_add_test(errs, no_variables_allowed);
