@@ -6,8 +6,8 @@
 #
 # The build is link-time optimized and profile-guided (MW_PGO in CMakeLists.txt): the analyzer
 # is built instrumented, trained on the recorded fixture traces (packaging/pgo-train.sh), then
-# everything is built again with that profile. The training reads fixed inputs, so the same sources give the same
-# profile.
+# everything is built again with that profile. The training reads fixed inputs, so the same
+# sources give the same profile.
 #
 #   sh packaging/build-deb.sh [BUILD_DIR]      default BUILD_DIR: build-deb next to the sources
 set -eu

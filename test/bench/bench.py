@@ -84,6 +84,10 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
+# The rows of the analyzer section, in the order it runs them.
+ANALYZER_ROWS = ("verify", "dump", "dump-json", "analyze", "an-json", "an-sarif", "calls-json")
+
+
 class Bench:
     def __init__(self, args):
         self.a = args
@@ -482,6 +486,7 @@ class Bench:
                 "an-sarif": analyze + ["--format", "sarif"],
                 "calls-json": [self.analyzer, "calls", trace, "--pubkey", self.pub, "--json"],
             }
+            assert tuple(cmds) == ANALYZER_ROWS
             for name, cmd in cmds.items():
                 if self.a.analyzer_commands and name not in self.a.analyzer_commands:
                     continue
@@ -725,8 +730,8 @@ def main():
                     "build-deb/analyzer/mcpwitness)")
     ap.add_argument("--analyzer-events", default="1000000,5000000")
     ap.add_argument("--analyzer-commands", default="",
-                    help="analyzer: only these rows, comma-separated (verify, dump, dump-json, "
-                         "analyze, an-json, an-sarif, calls-json; default: all)")
+                    help="analyzer: only these rows, comma-separated (%s; default: all)"
+                         % ", ".join(ANALYZER_ROWS))
     ap.add_argument("--analyzer-reps", type=int, default=1)
     ap.add_argument("--icount-events", type=int, default=200000,
                     help="icount: events of the trace callgrind runs verify and analyze on")
@@ -743,9 +748,8 @@ def main():
         ap.error("--evgen: kinds are %s" % ", ".join(sorted(EVGEN_CLASS)))
     a.analyzer_events = [int(x) for x in a.analyzer_events.split(",")]
     a.analyzer_commands = [c for c in a.analyzer_commands.split(",") if c]
-    known = ("verify", "dump", "dump-json", "analyze", "an-json", "an-sarif", "calls-json")
-    if any(c not in known for c in a.analyzer_commands):
-        ap.error("--analyzer-commands: rows are %s" % ", ".join(known))
+    if any(c not in ANALYZER_ROWS for c in a.analyzer_commands):
+        ap.error("--analyzer-commands: rows are %s" % ", ".join(ANALYZER_ROWS))
     if os.geteuid() != 0:
         raise SystemExit("the benchmarks load BPF programs: run as root")
     b = Bench(a)

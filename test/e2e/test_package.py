@@ -176,9 +176,10 @@ class Package(mwtest.E2ETestCase):
         tree's analyzer says, on every command and format of the training and with a policy
         the training does not read (site-example.yaml over the default)."""
         fx = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "analysis")
-        site = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "policies", "site-example.yaml")
+        more = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "policies")
         policies = [["-p", mwtest.DEFAULT_POLICY], ["-p", os.path.join(fx, "golden.yaml")],
-                    ["-p", mwtest.DEFAULT_POLICY, "-p", site]]
+                    ["-p", os.path.join(more, "all-forms.yaml")],
+                    ["-p", mwtest.DEFAULT_POLICY, "-p", os.path.join(more, "site-example.yaml")]]
         for name in ("example.mcpt", "rules.mcpt"):
             trace = os.path.join(fx, name)
             key = ["--pubkey", os.path.join(fx, "signing.pub")]

@@ -302,7 +302,7 @@ START_TEST(required_literal)
 		sl = ((seed = seed * 1103515245 + 12345) >> 16) % sizeof(subj);
 		for (size_t i = 0; i < sl; i++)
 			subj[i] = "ab"[((seed = seed * 1103515245 + 12345) >> 16) % 2];
-		if (sl >= ll && iter % 3 == 0) /* plant it, at the very end a third of the time */
+		if (sl >= ll && iter % 3 == 0) /* plant it a third of the time, half of those at the very end */
 			memcpy(subj + (iter % 2 ? sl - ll : ((seed >> 16) % (sl - ll + 1))), lit, ll);
 		pat[0] = '*';
 		memcpy(pat + 1, lit, ll);
