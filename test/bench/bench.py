@@ -10,6 +10,10 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               interleaved: every repetition runs the untraced baseline and then each variant,
               and a ratio is variant / baseline of the same repetition. Median and min..max
               over the repetitions.
+  floor       what an untracked process pays per syscall once tracing is on, by attach kind
+              (tracefloor.c: tp_btf, raw_tp, classic per-syscall tracepoints, empty programs
+              and the collector's membership test), on an openat+close loop and a getppid
+              loop, rotated per repetition: the out-of-tree overhead's floor.
   progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
               and untracked tasks (enabled for this section only: stats cost time themselves).
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
@@ -376,6 +380,23 @@ class Bench:
                     print("%-9s %-28s %16.0f %12d" % (wl, name, est[0], est[1]))
                     r["tracked_only"] = est
 
+    def floor(self):
+        """Untracked cost per attach kind (tracefloor.c prints the table; this keeps its JSON)."""
+        print("\n## Floor: what an untracked process pays per attach kind (tracefloor)")
+        iters = str(int(100000 * self.a.scale))
+        tool = os.path.join(self.build, "test", "bench", "tracefloor")
+        out = subprocess.run([tool, "--json", "--reps", str(self.a.reps), "--iters", iters],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        res = json.loads(out)
+        self.results["sections"]["floor"] = res
+        print("CPU ns per iteration (median), ratio to nothing attached (median, min-max), "
+              "added ns per syscall direction; %d repetitions" % res["reps"])
+        for k in res["kinds"]:
+            print("%-10s" % k["kind"] + "".join(
+                "  %s %7.1f ns %.3fx (%.3f-%.3f) %+6.1f ns/dir" % (
+                    loop, k[loop]["ns"], k[loop]["ratio"], k[loop]["min"], k[loop]["max"],
+                    k[loop]["ns_per_direction"]) for loop in ("openat+close", "getppid")))
+
     def tracked_calls(self, wl):
         """Syscalls the progstats loop of wl makes (wl_run adds a tenth for warm-up)."""
         n = self.scaled(wl) // 2
@@ -715,8 +736,8 @@ def machine_info():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(SRC, "build"))
-    ap.add_argument("--only", default="startup,overhead,tracesize,progstats,throughput,analyzer,"
-                    "icount")
+    ap.add_argument("--only", default="startup,overhead,floor,tracesize,progstats,throughput,"
+                    "analyzer,icount")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
@@ -762,7 +783,8 @@ def main():
               "(another collector?): every figure pays for them" % links)
     try:
         for sec in a.only.split(","):
-            {"overhead": b.overhead, "tracesize": b.tracesize, "progstats": b.progstats,
+            {"overhead": b.overhead, "floor": b.floor, "tracesize": b.tracesize,
+             "progstats": b.progstats,
              "throughput": b.throughput, "analyzer": b.analyzer_bench,
              "icount": b.analyzer_icount, "startup": b.startup}[sec]()
             sys.stdout.flush()
