@@ -392,6 +392,9 @@ class Bench:
         print("CPU ns per iteration (median), ratio to nothing attached (median, min-max), "
               "added ns per syscall direction; %d repetitions" % res["reps"])
         for k in res["kinds"]:
+            if k.get("skipped"):
+                print("%-10s  left out: cannot attach here" % k["kind"])
+                continue
             print("%-10s" % k["kind"] + "".join(
                 "  %s %7.1f ns %.3fx (%.3f-%.3f) %+6.1f ns/dir" % (
                     loop, k[loop]["ns"], k[loop]["ratio"], k[loop]["min"], k[loop]["max"],
