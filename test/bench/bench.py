@@ -22,7 +22,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump (text, --json) / analyze (default policy; text, json, sarif) /
               calls --json: events/s and peak RSS on synthetic traces of 1 M and 5 M events
-              written by the real trace writer (gentrace.c).
+              written by the real trace writer (gentrace.c). run.sh has this section and
+              icount time the packaged build's analyzer (see --analyzer).
   icount      instructions per event of verify and analyze under callgrind on a 200 000-event
               trace: unlike times, not moved by the machine's load (compare builds with it).
   startup     collector: time from exec to the server's first instruction (= first event).
