@@ -21,6 +21,8 @@
  * kernel cannot attach (e.g. no syscall trace events) is left out, with a line on stderr.
  *
  * usage: tracefloor [--reps N] [--iters N] [--json]   (root: loads BPF, may mount tracefs)
+ *   N repetitions (default 7); N openat+close iterations a loop (default 100 000; getppid runs
+ *   ten times as many); --json prints one JSON object instead of the table.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
