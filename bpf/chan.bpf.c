@@ -80,32 +80,62 @@ static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset
 	mw_rec_emit(&r);
 }
 
-/* Captures len bytes at ubuf (stream offset offset) within the call's chunk budget; returns the
- * number of chunks used. Bytes over the budget or the head limit become a gap. */
-static __always_inline __u32 mw_cap_span(struct mw_chan *ch, __u16 op, int fd, long ret,
-					 const void *ubuf, __u64 len, __u64 offset, __u32 chunk0,
-					 __u64 call_done, bool last_span)
+/* A span of the stream to capture: len bytes at ubuf (stream offset offset), the call's
+ * chunk0-th chunk onwards, call_done bytes of the call already taken, head the --stdio head
+ * limit (0: none). No padding: the verifier wants every byte of an argument initialised. */
+struct mw_span {
+	__u64 ubuf;
+	__u64 len;
+	__u64 offset;
+	__u64 call_done;
+	__u64 head;
+	__s64 ret;
+	__u32 chunk0;
+	__s32 fd;
+	__u16 op;
+	__u16 last_span;
+	__u32 pad;
+};
+
+/* Captures a span within the call's chunk budget; returns the number of chunks used. Bytes over
+ * the budget or the head limit become a gap. A global function, so the verifier checks it once,
+ * alone: inlined into readv/writev's iovec loop, its own loop made the jump sequence between two
+ * verifier checkpoints exceed the kernel's limit of 8 192 ("The sequence of 8193 jumps is too
+ * complex", seen on 6.18.44 on an Intel host), and then no program loads at all. */
+__noinline int mw_cap_span(const struct mw_span *sp)
 {
-	struct mw_cap c = { .ubuf = ubuf, .op = op, .fd = fd, .ret = ret, .offset = offset,
-			    .chunk0 = chunk0, .last_span = last_span };
-	__u64 keep = len, budget = (__u64)(MW_CHAN_CHUNKS - chunk0) * MW_DATA_MAX;
+	struct mw_cap c = {};
+	__u64 keep, budget;
 	__u32 chunks;
 
-	if (chunk0 >= MW_CHAN_CHUNKS)
+	if (!sp)
+		return 0;
+	c.ubuf = (const __u8 *)sp->ubuf;
+	c.op = sp->op;
+	c.fd = sp->fd;
+	c.ret = sp->ret;
+	c.offset = sp->offset;
+	c.chunk0 = sp->chunk0;
+	c.last_span = sp->last_span;
+	keep = sp->len;
+	if (sp->chunk0 >= MW_CHAN_CHUNKS) {
 		keep = 0;
-	else if (keep > budget)
-		keep = budget;
-	if (ch->head && call_done + keep > ch->head)
-		keep = call_done >= ch->head ? 0 : ch->head - call_done;
+	} else {
+		budget = (__u64)(MW_CHAN_CHUNKS - sp->chunk0) * MW_DATA_MAX;
+		if (keep > budget)
+			keep = budget;
+	}
+	if (sp->head && sp->call_done + keep > sp->head)
+		keep = sp->call_done >= sp->head ? 0 : sp->head - sp->call_done;
 	c.len = keep;
 	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
 	if (chunks)
 		bpf_loop(chunks, mw_cap_chunk, &c, 0);
-	if (keep < len) {
-		if (!ch->head)
+	if (keep < sp->len) {
+		if (!sp->head)
 			mw_loss(MW_LOSS_CHAN_CUT);
-		mw_chan_gap(op, fd, ret, offset + keep, len - keep,
-			    op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
+		mw_chan_gap(sp->op, sp->fd, sp->ret, sp->offset + keep, sp->len - keep,
+			    sp->op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
 	}
 	return chunks;
 }
@@ -132,9 +162,8 @@ static __always_inline void mw_chan_eof(int fd)
 /* read/write and pread/pwrite: one contiguous buffer. */
 static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 dir)
 {
-	__u16 op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	struct mw_span sp = {};
 	struct mw_chan *ch;
-	__u64 offset;
 	int fd;
 
 	if (ret < 0 || !mw_is_tracked())
@@ -148,8 +177,15 @@ static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 di
 	ch = mw_chan_match(fd, dir);
 	if (!ch)
 		return 0;
-	offset = __sync_fetch_and_add(&ch->offset, ret);
-	mw_cap_span(ch, op, fd, ret, (const void *)mw_arg(regs, 1), ret, offset, 0, 0, true);
+	sp.ubuf = mw_arg(regs, 1);
+	sp.len = ret;
+	sp.offset = __sync_fetch_and_add(&ch->offset, ret);
+	sp.head = ch->head;
+	sp.ret = ret;
+	sp.fd = fd;
+	sp.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	sp.last_span = true;
+	mw_cap_span(&sp);
 	return 0;
 }
 
@@ -168,14 +204,24 @@ struct mw_iov_ctx {
 static long mw_cap_iov(__u32 i, void *data)
 {
 	struct mw_iov_ctx *c = data;
+	struct mw_span sp = {};
 	struct iovec iov;
 	__u64 n;
 
 	if (!c->left || bpf_probe_read_user(&iov, sizeof(iov), &c->vec[i]))
 		return 1;
 	n = iov.iov_len < c->left ? iov.iov_len : c->left;
-	c->chunks += mw_cap_span(c->ch, c->op, c->fd, c->ret, iov.iov_base, n, c->offset,
-				 c->chunks, c->done, n == c->left);
+	sp.ubuf = (__u64)iov.iov_base;
+	sp.len = n;
+	sp.offset = c->offset;
+	sp.call_done = c->done;
+	sp.head = c->ch->head;
+	sp.ret = c->ret;
+	sp.chunk0 = c->chunks;
+	sp.fd = c->fd;
+	sp.op = c->op;
+	sp.last_span = n == c->left;
+	c->chunks += mw_cap_span(&sp);
 	c->left -= n;
 	c->offset += n;
 	c->done += n;

@@ -1,0 +1,117 @@
+"""test_channel.py - the MCP channel capture (bpf/chan.bpf.c) on the real kernel: bytes moved by
+read, readv, write and writev on the server's stdin and stdout objects come back from the trace
+exactly, chunked and stamped with their stream offsets, and whatever is not captured is a gap
+record, never a hole.
+
+full: a server reads its stdin with readv into three buffers until end of file, then writes
+  with writev (three iovecs), write (40 000 bytes: three chunks) and writev (two iovecs of
+  20 000: chunks numbered on across the iovecs). The frames of each direction tile the stream
+  from offset 0 to its end with no gap, hold the bytes that crossed it, and each call's chunks
+  are numbered 0, 1, ... with the last one flagged.
+head: the same server under `--stdio head:1000`: each call keeps its first 1 000 bytes (across
+  its iovecs), the rest is gap records, and frames and gaps still tile both streams.
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mwtest  # noqa: E402
+
+SERVER = r"""
+import os
+bufs = [bytearray(5), bytearray(3), bytearray(70000)]
+got = b""
+while True:
+    n = os.readv(0, bufs)
+    if n == 0:
+        break
+    got += b"".join(bytes(b) for b in bufs)[:n]
+os.writev(1, [b"<", got, b">"])
+os.write(1, b"x" * 40000)
+os.writev(1, [b"y" * 20000, b"z" * 20000])
+"""
+
+INPUT = bytes(ord("a") + i % 26 for i in range(50000))
+OUTPUT = b"<" + INPUT + b">" + b"x" * 40000 + b"y" * 20000 + b"z" * 20000
+CALL_LENGTHS = [1 + len(INPUT) + 1, 40000, 40000]  # the three writes, in order
+DATA_MAX = 16384  # MW_DATA_MAX: bytes of one chunk
+
+
+class Channel(mwtest.E2ETestCase):
+    def setUp(self):
+        super().setUp()
+        self.keys = mwtest.Keys(self.work)
+        self.trace = self.work.join("trace.mcpt")
+
+    def record(self, extra=()):
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", SERVER],
+                                 extra=["--linger", "0"] + list(extra))
+        r = subprocess.run(cmd, input=INPUT, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        self.assertEqual(r.stdout, OUTPUT, "the collector changed the channel's bytes")
+        self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
+        return [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+
+    def tile(self, frames, direction, stream):
+        """Checks that the frames and gaps of one direction cover stream exactly, in order, with
+        the captured bytes equal to the stream's; returns (frames with data, gaps)."""
+        mine = [f for f in frames if f["dir"] == direction]
+        self.assertTrue(mine, "no %s frames" % direction)
+        at, data, gaps = 0, [], []
+        for f in sorted(mine, key=lambda f: (f["stream_offset"], f["seq"])):
+            self.assertEqual(f["stream_offset"], at, "hole or overlap at %s offset %d: %s" %
+                             (direction, at, f))
+            if "gap_len" in f:
+                self.assertEqual(f["data"], "")
+                gaps.append(f)
+                at += f["gap_len"]
+            elif f["data"]:
+                self.assertEqual(f["data"].encode(), stream[at:at + len(f["data"])],
+                                 "%s bytes at offset %d differ" % (direction, at))
+                data.append(f)
+                at += len(f["data"])
+        self.assertEqual(at, len(stream), "%s stream ends early" % direction)
+        return data, gaps
+
+    def calls(self, frames):
+        """Write frames grouped by call: a call's chunks are numbered from 0."""
+        groups = []
+        for f in sorted(frames, key=lambda f: f["seq"]):
+            if f["chunk"] == 0 and "gap_len" not in f:
+                groups.append([])
+            groups[-1].append(f)
+        return groups
+
+    def test_full(self):
+        frames = self.record()
+        reads, read_gaps = self.tile(frames, "READ", INPUT)
+        writes, write_gaps = self.tile(frames, "WRITE", OUTPUT)
+        self.assertEqual(read_gaps + write_gaps, [])
+        # readv fills the iovecs in order: a read of n bytes is cut at 5 and 8
+        first = sorted(reads, key=lambda f: f["seq"])[:3]
+        self.assertEqual([len(f["data"]) for f in first[:2]], [5, 3], first)
+        groups = self.calls(writes)
+        self.assertEqual([sum(len(f["data"]) for f in g) for g in groups], CALL_LENGTHS)
+        for g in groups:
+            self.assertEqual([f["chunk"] for f in g], list(range(len(g))))
+            self.assertEqual([f["last"] for f in g], [False] * (len(g) - 1) + [True])
+            self.assertTrue(all(len(f["data"]) <= DATA_MAX for f in g))
+        # write(40 000): three chunks; writev(20 000, 20 000): two per iovec, numbered on
+        self.assertEqual([len(f["data"]) for f in groups[1]], [16384, 16384, 7232])
+        self.assertEqual([len(f["data"]) for f in groups[2]], [16384, 3616, 16384, 3616])
+
+    def test_head(self):
+        frames = self.record(["--stdio", "head:1000"])
+        self.tile(frames, "READ", INPUT)
+        writes, gaps = self.tile(frames, "WRITE", OUTPUT)
+        groups = self.calls(writes)
+        self.assertEqual([sum(len(f["data"]) for f in g) for g in groups], [1000] * 3)
+        # the rest of each write is gaps: one for write, one per iovec for writev
+        self.assertEqual(sum(g["gap_len"] for g in gaps), sum(CALL_LENGTHS) - 3000)
+        self.assertEqual(sorted(g["gap_len"] for g in gaps if g["orig_len"] == 40000),
+                         [19000, 20000, 39000])
+
+
+if __name__ == "__main__":
+    mwtest.main()
