@@ -126,6 +126,7 @@ class Bench:
         self.port = self.listener.stdout.readline().strip()
         self.results = {"machine": machine_info(), "sections": {}}
         self.ntrace = 0
+        self.cleanups = []  # run by close(), last first
 
     def j(self, *p):
         return os.path.join(self.work, *p)
@@ -133,6 +134,8 @@ class Bench:
     def close(self):
         self.listener.stdin.close()
         self.listener.wait()
+        for undo in reversed(self.cleanups):
+            undo()
         if self.a.keep:
             log("kept", self.work)
         else:
@@ -164,7 +167,7 @@ class Bench:
         script = self.j("trace.bt")
         with open(script, "w") as f:
             f.write(BPFTRACE_SCRIPT.replace("SEED", seed))
-        c = ["bpftrace", "-o", out, script]
+        c = ["bpftrace"] + (["-o", out] if out else []) + [script]
         if cmd:
             c += ["-c", " ".join(cmd)]
         return c
@@ -231,17 +234,32 @@ class Bench:
         return ru
 
     def idle_bpftrace(self):
+        """bpftrace with its filter seeded with a sleeper, for the loops outside it. Ready once
+        its BEGIN probe printed MWREADY, i.e. every probe is attached: read from a pipe, which
+        bpftrace flushes per line (its -o file only at exit). (None, None) if it did not start."""
         sleeper = subprocess.Popen(NOBODY + ["/bin/sleep", "100000"])
-        out = self.j("bpftrace-idle.out")
-        if os.path.exists(out):
-            os.unlink(out)
-        p = subprocess.Popen(self.bpftrace_cmd(out, str(sleeper.pid)), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        for _ in range(600):
-            if os.path.exists(out) and "MWREADY" in open(out).read():
-                break
-            time.sleep(0.05)
-        return p, sleeper
+        p = subprocess.Popen(self.bpftrace_cmd(None, str(sleeper.pid)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        ready = threading.Event()
+
+        def watch():
+            for line in p.stdout:
+                if line.startswith(b"MWREADY"):
+                    ready.set()
+            # the rest (nothing outside the filter) is drained until bpftrace ends
+
+        threading.Thread(target=watch, daemon=True).start()
+        if ready.wait(30) and p.poll() is None:
+            threading.Thread(target=p.stderr.read, daemon=True).start()
+            return p, sleeper
+        # not tracing: the "bpftrace out" column would time untraced loops under its name
+        p.kill()
+        p.wait()
+        err = p.stderr.read().decode(errors="replace").strip()
+        log("  bpftrace (out of its filter) did not start (exit %s): %s" % (p.returncode, err[-300:]))
+        sleeper.kill()
+        sleeper.wait()
+        return None, None
 
     # ---- sections ------------------------------------------------------------------------
 
@@ -253,6 +271,8 @@ class Bench:
             variants = [v for v in variants if not v.startswith("bpf")]
         if self.a.no_reference:
             variants = ["in", "out"]
+        if "bpftrace" in variants and tracefs_mount():
+            self.cleanups.append(lambda: subprocess.run(["umount", TRACEFS]))
         raw = {wl: {v: [] for v in ["base"] + variants} for wl in wls}
         keep_traces = {}
         self.loads = []
@@ -281,11 +301,13 @@ class Bench:
             if "bpfout" in variants:
                 bp, sleeper = self.idle_bpftrace()
                 for wl in wls:
-                    raw[wl]["bpfout"].append(self.run_variant(wl, "bpfout", self.scaled(wl))[0])
-                bp.terminate()
-                bp.wait()
-                sleeper.kill()
-                sleeper.wait()
+                    raw[wl]["bpfout"].append(self.run_variant(wl, "bpfout", self.scaled(wl))[0]
+                                             if bp else (None, None))
+                if bp:
+                    bp.terminate()
+                    bp.wait()
+                    sleeper.kill()
+                    sleeper.wait()
         self.traces = keep_traces
         tables = {}
         for k, what in ((0, "wall"), (1, "cpu")):
@@ -708,6 +730,23 @@ def fmt(s):
     if not s:
         return "-"
     return "%.2fx (%.2f-%.2f)" % (s["median"], s["min"], s["max"])
+
+
+TRACEFS = "/sys/kernel/tracing"
+
+
+def tracefs_mount():
+    """bpftrace attaches tracepoints through tracefs, which a machine may not mount at boot (the
+    collector mounts it itself when it needs it). Mounts it if absent; True if it did."""
+    if os.path.isdir(TRACEFS + "/events"):
+        return False
+    r = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        log("tracefs is not mounted and mounting it failed (%s): bpftrace will not attach" %
+            r.stderr.strip())
+        return False
+    return True
 
 
 def loadavg():
