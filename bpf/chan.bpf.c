@@ -13,15 +13,22 @@
  */
 #include "syscall.bpf.h"
 
-struct mw_cap {
-	const __u8 *ubuf; /* user buffer of this span */
-	__u64 len;	  /* bytes of the span to capture */
-	__u64 offset;	  /* stream offset of the span's first byte */
-	long ret;	  /* the syscall's result */
-	__u32 chunk0;	  /* chunk index of the span's first chunk within the call */
-	int fd;
+/* A span of the stream to capture: len bytes at ubuf (stream offset offset), the call's
+ * chunk0-th chunk onwards, call_done bytes of the call already taken, head the --stdio head
+ * limit (0: none). Also the context of the chunk loop, with len cut to what is kept. No
+ * padding: the verifier wants every byte of a global function's argument initialised. */
+struct mw_span {
+	__u64 ubuf;
+	__u64 len;
+	__u64 offset;
+	__u64 call_done;
+	__u64 head;
+	__s64 ret;
+	__u32 chunk0;
+	__s32 fd;
 	__u16 op;
-	bool last_span;
+	__u16 last_span;
+	__u32 pad;
 };
 
 static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
@@ -40,7 +47,7 @@ static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
 
 static long mw_cap_chunk(__u32 i, void *data)
 {
-	struct mw_cap *c = data;
+	struct mw_span *c = data;
 	__u64 at = (__u64)i * MW_DATA_MAX;
 	struct mw_rec r;
 	struct mw_event *e;
@@ -58,7 +65,7 @@ static long mw_cap_chunk(__u32 i, void *data)
 	e->arg[3] = c->chunk0 + i;
 	if (c->last_span && at + n >= c->len)
 		e->flags |= MW_F_LAST;
-	mw_slot_bytes(&r, MW_S_DATA, c->ubuf + at, n, MW_DATA_MAX, true);
+	mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
 	mw_rec_emit(&r);
 	return 0;
 }
@@ -80,23 +87,6 @@ static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset
 	mw_rec_emit(&r);
 }
 
-/* A span of the stream to capture: len bytes at ubuf (stream offset offset), the call's
- * chunk0-th chunk onwards, call_done bytes of the call already taken, head the --stdio head
- * limit (0: none). No padding: the verifier wants every byte of an argument initialised. */
-struct mw_span {
-	__u64 ubuf;
-	__u64 len;
-	__u64 offset;
-	__u64 call_done;
-	__u64 head;
-	__s64 ret;
-	__u32 chunk0;
-	__s32 fd;
-	__u16 op;
-	__u16 last_span;
-	__u32 pad;
-};
-
 /* Captures a span within the call's chunk budget; returns the number of chunks used. Bytes over
  * the budget or the head limit become a gap. A global function, so the verifier checks it once,
  * alone: inlined into readv/writev's iovec loop, its own loop made the jump sequence between two
@@ -104,19 +94,13 @@ struct mw_span {
  * complex", seen on 6.18.44 on an Intel host), and then no program loads at all. */
 __noinline int mw_cap_span(const struct mw_span *sp)
 {
-	struct mw_cap c = {};
+	struct mw_span c; /* on the stack, as bpf_loop wants its context */
 	__u64 keep, budget;
 	__u32 chunks;
 
 	if (!sp)
 		return 0;
-	c.ubuf = (const __u8 *)sp->ubuf;
-	c.op = sp->op;
-	c.fd = sp->fd;
-	c.ret = sp->ret;
-	c.offset = sp->offset;
-	c.chunk0 = sp->chunk0;
-	c.last_span = sp->last_span;
+	c = *sp;
 	keep = sp->len;
 	if (sp->chunk0 >= MW_CHAN_CHUNKS) {
 		keep = 0;
