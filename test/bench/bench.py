@@ -5,8 +5,10 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
 
   overhead    loop time of each workload (wl_*.c) traced / untraced: in the tracked tree
               (launched by mcpwitness-collect), outside it while the collector records an idle
-              server (the cost to the rest of the host), under `strace -f`, and under a bpftrace
-              script doing the same tracing (in its filter, and outside it). Measured
+              server (the cost to the rest of the host), under `strace -f`, under a bpftrace
+              script doing the same tracing (in its filter, and outside it), and under issue 8's
+              minimal libbpf tracer (reftracer.c: classic tracepoints, an in-kernel tree
+              filter, a ring buffer drained in batches; in its tree, and outside it). Measured
               interleaved: every repetition runs the untraced baseline and then each variant,
               and a ratio is variant / baseline of the same repetition. Median and min..max
               over the repetitions.
@@ -172,6 +174,10 @@ class Bench:
             c += ["-c", " ".join(cmd)]
         return c
 
+    def reftracer_cmd(self, out, cmd=None, seed=None):
+        c = [os.path.join(self.build, "test", "bench", "reftracer"), "-o", out]
+        return c + (["--", *cmd] if cmd else ["--pid", str(seed)])
+
     def run_variant(self, wl, variant, iters):
         """Runs one workload once; returns its ns per iteration (or None) and the trace."""
         trace = None
@@ -185,6 +191,9 @@ class Bench:
             elif variant == "bpftrace":
                 trace = self.j("bpftrace.out")
                 server = self.bpftrace_cmd(trace, "cpid", NOBODY + server)
+            elif variant == "ref":
+                trace = self.j("reftracer.out")
+                server = self.reftracer_cmd(trace, NOBODY + server)
             else:
                 server = NOBODY + server
             cmd = [self.bin + "/wl_mcp", str(iters), "--"] + server
@@ -198,6 +207,9 @@ class Bench:
             elif variant == "bpftrace":
                 trace = self.j("bpftrace.out")
                 cmd = self.bpftrace_cmd(trace, "cpid", NOBODY + w)
+            elif variant == "ref":
+                trace = self.j("reftracer.out")
+                cmd = self.reftracer_cmd(trace, NOBODY + w)
             else:
                 cmd = NOBODY + w
         env = dict(os.environ, BPFTRACE_STRLEN="200")
@@ -233,13 +245,16 @@ class Bench:
         threading.Thread(target=p.stderr.read, daemon=True).start()
         return ru
 
-    def idle_bpftrace(self):
-        """bpftrace with its filter seeded with a sleeper, for the loops outside it. Ready once
-        its BEGIN probe printed MWREADY, i.e. every probe is attached: read from a pipe, which
-        bpftrace flushes per line (its -o file only at exit). (None, None) if it did not start."""
+    def idle_tracer(self, name):
+        """A reference tracer ("bpftrace" or "reftracer") with its filter seeded with a sleeper,
+        for the loops outside it. Ready once it printed MWREADY (bpftrace's BEGIN probe; the
+        reftracer once attached), i.e. every probe is attached: read from a pipe, which both
+        flush per line (bpftrace's -o file is written only at exit). (None, None) if it did
+        not start."""
         sleeper = subprocess.Popen(NOBODY + ["/bin/sleep", "100000"])
-        p = subprocess.Popen(self.bpftrace_cmd(None, str(sleeper.pid)), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+        cmd = self.bpftrace_cmd(None, str(sleeper.pid)) if name == "bpftrace" else \
+            self.reftracer_cmd(self.j("reftracer-idle.out"), seed=sleeper.pid)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ready = threading.Event()
 
         def watch():
@@ -252,11 +267,12 @@ class Bench:
         if ready.wait(30) and p.poll() is None:
             threading.Thread(target=p.stderr.read, daemon=True).start()
             return p, sleeper
-        # not tracing: the "bpftrace out" column would time untraced loops under its name
+        # not tracing: its "out" column would time untraced loops under its name
         p.kill()
         p.wait()
         err = p.stderr.read().decode(errors="replace").strip()
-        log("  bpftrace (out of its filter) did not start (exit %s): %s" % (p.returncode, err[-300:]))
+        log("  %s (out of its filter) did not start (exit %s): %s" % (name, p.returncode,
+                                                                      err[-300:]))
         sleeper.kill()
         sleeper.wait()
         return None, None
@@ -265,13 +281,13 @@ class Bench:
 
     def overhead(self):
         wls = self.a.workloads
-        variants = ["in", "out", "strace", "bpftrace", "bpfout"]
+        variants = ["in", "out", "strace", "bpftrace", "bpfout", "ref", "refout"]
         if not shutil.which("bpftrace"):
             log("bpftrace not installed: its columns are skipped (run.sh installs it)")
             variants = [v for v in variants if not v.startswith("bpf")]
         if self.a.no_reference:
             variants = ["in", "out"]
-        if "bpftrace" in variants and tracefs_mount():
+        if ("bpftrace" in variants or "ref" in variants) and tracefs_mount():
             self.cleanups.append(lambda: subprocess.run(["umount", TRACEFS]))
         raw = {wl: {v: [] for v in ["base"] + variants} for wl in wls}
         keep_traces = {}
@@ -291,18 +307,21 @@ class Bench:
                 if "strace" in variants:
                     raw[wl]["strace"].append(self.run_variant(wl, "strace",
                                                               max(1, n // STRACE_DIV[wl]))[0])
-                if "bpftrace" in variants:
-                    raw[wl]["bpftrace"].append(self.run_variant(wl, "bpftrace", n)[0])
+                for v in ("bpftrace", "ref"):
+                    if v in variants:
+                        raw[wl][v].append(self.run_variant(wl, v, n)[0])
             p, trace = self.idle_collector()
             for wl in wls:
                 raw[wl]["out"].append(self.run_variant(wl, "out", self.scaled(wl))[0])
             self.stop(p)
             os.unlink(trace)
-            if "bpfout" in variants:
-                bp, sleeper = self.idle_bpftrace()
+            for v, tracer in (("bpfout", "bpftrace"), ("refout", "reftracer")):
+                if v not in variants:
+                    continue
+                bp, sleeper = self.idle_tracer(tracer)
                 for wl in wls:
-                    raw[wl]["bpfout"].append(self.run_variant(wl, "bpfout", self.scaled(wl))[0]
-                                             if bp else (None, None))
+                    raw[wl][v].append(self.run_variant(wl, v, self.scaled(wl))[0]
+                                      if bp else (None, None))
                 if bp:
                     bp.terminate()
                     bp.wait()
@@ -326,16 +345,19 @@ class Bench:
                             ("cpu", "CPU time of the workload (its own and its children's)")):
             print("\n## Overhead, %s: traced / untraced, median (min..max) of %d repetitions"
                   % (title, self.a.reps))
-            print("%-9s %10s | %-18s %-18s | %-18s %-18s %-18s" % (
-                "workload", "untraced", "mcpwitness in", "mcpwitness out", "strace -f",
-                "bpftrace in", "bpftrace out"))
+            print("%-9s %10s | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s" % (
+                "workload", "untraced", "mcpwitness in", "mcpwitness out", "minimal in",
+                "minimal out", "strace -f", "bpftrace in", "bpftrace out"))
             for wl in wls:
                 r = tables[what][wl]
                 if what == "cpu" and wl == "mcp":
                     continue  # the server is not the client's child in every variant
-                print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s %-18s" % (
+                print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s" % (
                     wl, r["base_ns"] or 0, fmt(r.get("in")), fmt(r.get("out")),
-                    fmt(r.get("strace")), fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
+                    fmt(r.get("ref")), fmt(r.get("refout")), fmt(r.get("strace")),
+                    fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
+        print("minimal: issue 8's minimal libbpf tracer built here (reftracer.c), the design "
+              "its targets were set against")
         print("load average / other BPF tracing links at each repetition: %s"
               % " ".join(self.loads))
         print("(other collectors attach programs to the same tracepoints: a repetition that ran "
@@ -737,7 +759,8 @@ TRACEFS = "/sys/kernel/tracing"
 
 def tracefs_mount():
     """bpftrace attaches tracepoints through tracefs, which a machine may not mount at boot (the
-    collector mounts it itself when it needs it). Mounts it if absent; True if it did."""
+    collector and the reftracer mount it themselves when they need it). Mounts it if absent;
+    True if it did."""
     if os.path.isdir(TRACEFS + "/events"):
         return False
     r = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS], capture_output=True,
@@ -803,7 +826,8 @@ def main():
     ap.add_argument("--json", help="also write the figures as JSON to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--no-reference", action="store_true",
-                    help="overhead: mcpwitness only, without the strace and bpftrace columns")
+                    help="overhead: mcpwitness only, without the minimal tracer, strace and bpftrace "
+                         "columns")
     a = ap.parse_args()
     a.workloads = a.workloads.split(",")
     a.rates = [int(x) for x in a.rates.split(",")]
