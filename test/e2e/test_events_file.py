@@ -3,7 +3,8 @@ flags, mode, the path as passed, its absolute form and the file actually opened 
 inode, compared with os.stat); create, remove, rename and link calls with both paths; truncate,
 chmod and chown families; mknod; open_by_handle_at. And the adversarial paths: relative after a
 chdir, a dirfd, a symlink out of the workspace, a path over 300 bytes, one 100 directories deep,
-one over 4096 bytes (truncated, never looking absolute), a non-UTF-8 name, an open by a thread."""
+one over 4096 bytes (truncated, never looking absolute), names of every length from 1 to 48, a
+non-UTF-8 name, an open by a thread."""
 import os
 import sys
 import unittest
@@ -19,7 +20,8 @@ FILE_STEPS = (
     "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
     "truncate", "ftruncate", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown",
     "fchownat", "lchown", "mknod", "mknodat", "open_by_handle_at", "rel_after_chdir",
-    "symlink_escape", "long_path", "deep_path", "huge_path", "non_utf8", "thread_open")
+    "symlink_escape", "long_path", "deep_path", "huge_path", "name_lengths", "non_utf8",
+    "thread_open")
 
 
 class FileEvents(mwevents.EventsTestCase):
@@ -220,6 +222,16 @@ class FileEvents(mwevents.EventsTestCase):
         self.assertLessEqual(len(opened), 4096)
         self.assertGreater(len(opened), 4096 - 252)
         self.assertEqual((ev["dev"], ev["ino"]), (s["dev"], s["ino"]))
+
+    def test_names_of_every_length(self):
+        # the walk of the cwd and of the opened file prepends each name at its own offset;
+        # names under 40 bytes live in the dentry (6.14+), longer ones outside it
+        s, ev = self.ev("name_lengths", "openat")
+        names = s["path"].split("/")
+        self.assertEqual([len(x) for x in names[:-1]], list(range(1, s["levels"] + 1)))
+        full = self.rec.path(s["path"])
+        self.assertRecord(ev, "openat", s["ret"], path=s["path"], abs_path=full, flags=0)
+        self.assertOpened(ev, full)
 
     def test_non_utf8_name(self):
         s, ev = self.ev("non_utf8", "openat")

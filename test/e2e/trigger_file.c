@@ -1,8 +1,8 @@
 /*
  * trigger_file.c - file steps: every open variant, create/remove/rename/link, size, mode and
  * owner changes, device nodes, open_by_handle_at; and the adversarial paths (relative after a
- * chdir, a symlink out of the workspace, long, deep and over-long paths, a non-UTF-8 name, an
- * open from a thread). Each works under the current directory, in names of its own.
+ * chdir, a symlink out of the workspace, long, deep and over-long paths, names of every length
+ * up to 48, a non-UTF-8 name, an open from a thread). Each works under the current directory, in names of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -371,6 +371,31 @@ static void step_huge_path(struct out *o)
 	out_open(o, syscall(SYS_openat, AT_FDCWD, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
 }
 
+#define NAME_LENGTHS 48
+
+/* A relative path through directories named with every length from 1 to 48, each name a
+ * different run of characters (names under 40 bytes are stored in the dentry itself since 6.14,
+ * longer ones outside it), so the walks meet every length at every offset. */
+static void step_name_lengths(struct out *o)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char path[NAME_LENGTHS * (NAME_LENGTHS + 1) + 8];
+	size_t n = 0;
+
+	for (int len = 1; len <= NAME_LENGTHS; len++) {
+		if (len > 1)
+			path[n++] = '/';
+		for (int i = 0; i < len; i++)
+			path[n++] = chars[(len * 7 + i) % (sizeof(chars) - 1)];
+		path[n] = 0;
+		must(mkdir(path, 0755) == 0, "mkdir name_lengths");
+	}
+	memcpy(path + n, "/f", 3);
+	out_str(o, "path", path);
+	out_int(o, "levels", NAME_LENGTHS);
+	out_open(o, syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+}
+
 static void step_non_utf8(struct out *o)
 {
 	static const char name[] = "caf\xe9-\xff.f";
@@ -443,6 +468,7 @@ const struct step file_steps[] = {
 	{ "long_path", step_long_path },
 	{ "deep_path", step_deep_path },
 	{ "huge_path", step_huge_path },
+	{ "name_lengths", step_name_lengths },
 	{ "non_utf8", step_non_utf8 },
 	{ "thread_open", step_thread_open },
 	{ NULL, NULL },
