@@ -181,16 +181,19 @@ class FileEvents(mwevents.EventsTestCase):
         self.assertOpened(ev, "/etc/hostname")
         self.assertEqual((ev["dev"], ev["ino"]), (s["dev"], s["ino"]))
 
-    @unittest.expectedFailure
     def test_symlink_escape_is_flagged(self):
         # Issue 3: "when [the file opened] differs from the resolved argument (a symlink, or an
         # argument changed by another thread after entry), both are recorded and the record is
-        # flagged". Both are recorded; MW_F_TAMPERED is set nowhere yet. Not set here because
-        # the default policy reads it as evasion.tampered-argument (high), and every open of
-        # /lib/... (a symlink to /usr/lib on this distribution) would then fire: the flag needs
-        # a design decision (a separate "differs" flag, or TAMPERED only for a changed argument).
+        # flagged". The two cases are told apart: a symlink is the analyzer's `differs` (the
+        # path named, made absolute and normalised, against the file opened; informational, as
+        # /lib -> /usr/lib makes it common), a changed argument the kernel's TAMPERED flag
+        # (evasion.tampered-argument, high). This argument was not changed.
         s, ev = self.ev("symlink_escape", "openat")
-        self.assertTrue(ev["flags"] & mwevents.F_TAMPERED, ev)
+        self.assertIs(ev.get("differs"), True, ev)
+        self.assertFalse(ev["flags"] & mwevents.F_TAMPERED, ev)
+        # an open of the path it names is not flagged
+        s, ev = self.ev("rel_after_chdir", "openat")
+        self.assertNotIn("differs", ev)
 
     def test_path_longer_than_300_bytes(self):
         s, ev = self.ev("long_path", "openat")
