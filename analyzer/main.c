@@ -16,21 +16,21 @@ static int do_help(int argc, char **argv);
 static void cmd_print_usage(FILE *out);
 
 static const struct cmd cmds[] = {
-	{"keygen", do_keygen, "keygen -o DIR                  create a signing key pair"},
+	{"keygen", do_keygen, "keygen -o DIR                    create a signing key pair"},
 	{"verify", do_verify,
-	 "verify TRACE [--pubkey F]      check every seal of a trace (or an excerpt)"},
+	 "verify TRACE [--pubkey F]        check every seal of a trace (or an excerpt)"},
 	{"export", do_export,
-	 "export TRACE --record N -o F    excerpt proving one record was in the trace\n"
-	 "  mcpwitness export TRACE --dsse [-o F]     the FINAL seal as a DSSE envelope"},
-	{"dump", do_dump, "dump TRACE [--json]            every record, one a line"},
-	{"calls", do_calls, "calls TRACE [--json]           every request, what it did, and why"},
-	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...   findings of policies on a trace"},
+	 "export TRACE --record N -o F     excerpt proving one record was in the trace\n"
+	 "  mcpwitness export TRACE --dsse [-o F]       the FINAL seal as a DSSE envelope"},
+	{"dump", do_dump, "dump TRACE [--json]              every record, one a line"},
+	{"calls", do_calls, "calls TRACE [--json]             every request, what it did, and why"},
+	{"analyze", do_analyze, "analyze TRACE [-p POLICY]...     findings of policies on a trace"},
 	{"policy", do_policy,
-	 "policy check POLICY...         parse and compile policies\n"
-	 "  mcpwitness policy learn TRACE... -o F   a baseline policy of what the traces show"},
+	 "policy check POLICY...           parse and compile policies\n"
+	 "  mcpwitness policy learn TRACE... -o F       a baseline policy of what the traces show"},
 	{"diff", do_diff,
 	 "diff BASELINE_TRACE... -- TRACE  what a trace does that its baseline did not"},
-	{"probe", do_probe, "probe [--backend ebpf]         mcpfz-probe sidecar for fuzzers"},
+	{"probe", do_probe, "probe [--backend ebpf]           mcpfz-probe sidecar for fuzzers"},
 	{"help", do_help, NULL},
 	{NULL, NULL, NULL},
 };
