@@ -20,7 +20,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               and untracked tasks (enabled for this section only: stats cost time themselves).
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
-              refused bpf() calls with integers only: the cheapest recorded syscall).
+              refused bpf() calls with integers only: the cheapest recorded syscall). The
+              minimal tracer gets the same runs for the opens (unless --no-reference).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump (text, --json) / analyze (default policy; text, json, sarif) /
               calls --json: events/s and peak RSS on synthetic traces of 1 M and 5 M events
@@ -482,14 +483,22 @@ class Bench:
         rows = []
         print("\n## Collector throughput: %d s at each offered rate, default buffers" %
               self.a.seconds)
-        print("%5s %10s %10s %8s %10s %8s %10s %8s %9s" % (
-            "kind", "offered/s", "achieved/s", "threads", "recorded", "lost", "CPU s/M ev",
-            "CPU %", "peak RSS"))
-        for kind, rate in [(k, r) for k in self.a.evgen for r in rates]:
+        print("(minimal: issue 8's minimal libbpf tracer, reftracer.c, which records the failing "
+              "opens of kind open and writes raw records)")
+        print("%-10s %5s %10s %10s %8s %10s %8s %10s %8s %9s %6s" % (
+            "tracer", "kind", "offered/s", "achieved/s", "threads", "recorded", "lost",
+            "CPU s/M ev", "CPU %", "peak RSS", "B/ev"))
+        print("(B/ev: the whole output file, headers, seals and tables included, per event "
+              "recorded)")
+        runs = [(t, k, r) for k in self.a.evgen for r in rates
+                for t in ("mcpwitness", "minimal")
+                if t == "mcpwitness" or (k == "open" and not self.a.no_reference)]
+        for tracer, kind, rate in runs:
             threads = 1 if rate <= 300000 else 2
             trace = self.trace_path("rate")
-            cmd = self.collect_cmd(trace, [self.bin + "/evgen", str(rate), str(self.a.seconds),
-                                           str(threads), kind])
+            evgen = [self.bin + "/evgen", str(rate), str(self.a.seconds), str(threads), kind]
+            cmd = self.collect_cmd(trace, evgen) if tracer == "mcpwitness" else \
+                self.reftracer_cmd(trace, evgen)
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
             wait_ready(p.stderr, "MWSTART")  # BPF loaded, the server runs: steady state
@@ -509,27 +518,35 @@ class Bench:
                 time.sleep(0.05)
             wall = time.monotonic() - t0
             time.sleep(0.1)
-            achieved = 0.0
+            achieved, recorded, lost = 0.0, 0, 0
             for line in "".join(err).splitlines():
+                f = line.split()
                 if line.startswith("RESULT evgen"):
-                    achieved = float(line.split()[2])
-            st = tracestat(self.j("bin", "tracestat"), trace)
-            recorded = st.get(EVGEN_CLASS[kind], (0, 0, 0))[0]
-            lost = st.get("lost", (0, 0, 0))[0]
+                    achieved = float(f[2])
+                elif line.startswith("reftracer: ") and len(f) >= 9:
+                    # "reftracer: N events, B bytes, L lost, O opens"
+                    lost, recorded = int(f[5]), int(f[7])
+            if tracer == "mcpwitness":
+                st = tracestat(self.j("bin", "tracestat"), trace)
+                recorded = st.get(EVGEN_CLASS[kind], (0, 0, 0))[0]
+                lost = st.get("lost", (0, 0, 0))[0]
             cpu = last["cpu"] - cpu0  # from the first event to its last 50 ms
-            row = {"kind": kind, "offered": rate, "achieved": achieved, "threads": threads,
-                   "recorded": recorded, "lost": lost, "cpu_s": cpu, "wall_s": wall,
-                   "cpu_s_per_M": cpu / max(recorded, 1) * 1e6, "maxrss_kib": last["hwm"],
-                   "trace_bytes": os.path.getsize(trace)}
+            size = os.path.getsize(trace) if os.path.exists(trace) else 0
+            row = {"tracer": tracer, "kind": kind, "offered": rate, "achieved": achieved,
+                   "threads": threads, "recorded": recorded, "lost": lost, "cpu_s": cpu,
+                   "wall_s": wall, "cpu_s_per_M": cpu / max(recorded, 1) * 1e6,
+                   "maxrss_kib": last["hwm"], "trace_bytes": size}
             rows.append(row)
-            print("%5s %10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB" % (
-                kind, rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
-                100 * cpu / wall, last["hwm"] / 1024))
-            os.unlink(trace)
-        for kind in self.a.evgen:
-            ok = [r["achieved"] for r in rows
-                  if r["kind"] == kind and r["lost"] == 0 and r["recorded"] > 0]
-            print("%s: highest rate with zero loss: %.0f events/s" % (kind, max(ok) if ok else 0))
+            print("%-10s %5s %10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB %6.1f" % (
+                tracer, kind, rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
+                100 * cpu / wall, last["hwm"] / 1024, size / max(recorded, 1)))
+            if os.path.exists(trace):
+                os.unlink(trace)
+        for tracer, kind in sorted({(t, k) for t, k, _ in runs}):
+            ok = [r["achieved"] for r in rows if r["tracer"] == tracer and r["kind"] == kind
+                  and r["lost"] == 0 and r["recorded"] > 0]
+            print("%s %s: highest rate with zero loss: %.0f events/s" % (
+                tracer, kind, max(ok) if ok else 0))
         self.results["sections"]["throughput"] = rows
 
     def analyzer_bench(self):
@@ -826,8 +843,8 @@ def main():
     ap.add_argument("--json", help="also write the figures as JSON to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--no-reference", action="store_true",
-                    help="overhead: mcpwitness only, without the minimal tracer, strace and bpftrace "
-                         "columns")
+                    help="mcpwitness only: no minimal tracer, strace or bpftrace columns in "
+                         "overhead, no minimal tracer in throughput")
     a = ap.parse_args()
     a.workloads = a.workloads.split(",")
     a.rates = [int(x) for x in a.rates.split(",")]

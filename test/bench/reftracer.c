@@ -11,7 +11,7 @@
  *                                              measured) until SIGTERM or SIGINT; prints
  *                                              "MWREADY" on stdout once every program is attached
  * FILE defaults to /dev/null. At the end one line on stderr: "reftracer: N events, B bytes,
- * L lost". Root: loads BPF and may mount tracefs.
+ * L lost, O opens" (O: the openat records among the N). Root: loads BPF and may mount tracefs.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -28,6 +28,7 @@
 #include "tracefs.h"
 
 #define REF_DATA_MAX 256
+#define REF_OPENAT   4 /* enum ref_kind in reftracer.bpf.c */
 
 struct ref_event { /* as in reftracer.bpf.c */
 	unsigned long long ts;
@@ -39,7 +40,7 @@ struct ref_event { /* as in reftracer.bpf.c */
 
 struct sink {
 	FILE *out;
-	unsigned long long events, bytes;
+	unsigned long long events, bytes, opens;
 	bool failed;
 };
 
@@ -63,6 +64,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (fwrite(e, 1, n, s->out) != n)
 		s->failed = true;
 	s->events++;
+	s->opens += e->kind == REF_OPENAT;
 	s->bytes += n;
 	return 0;
 }
@@ -231,8 +233,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "reftracer: cannot write %s\n", out_path);
 		goto out;
 	}
-	fprintf(stderr, "reftracer: %llu events, %llu bytes, %llu lost\n", sink.events, sink.bytes,
-		lost_count(skel));
+	fprintf(stderr, "reftracer: %llu events, %llu bytes, %llu lost, %llu opens\n", sink.events,
+		sink.bytes, lost_count(skel), sink.opens);
 	status = cmd ? (WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus)) : 0;
 out:
 	if (go_fd >= 0)
