@@ -175,6 +175,14 @@ class Bench:
             c += ["-c", " ".join(cmd)]
         return c
 
+    def reftracer(self):
+        """The minimal tracer's binary, or None (logged) when the build has none."""
+        path = os.path.join(self.build, "test", "bench", "reftracer")
+        if os.access(path, os.X_OK):
+            return path
+        log("%s is missing (a build without MW_TESTS?): no minimal tracer figures" % path)
+        return None
+
     def reftracer_cmd(self, out, cmd=None, seed=None):
         c = [os.path.join(self.build, "test", "bench", "reftracer"), "-o", out]
         return c + (["--", *cmd] if cmd else ["--pid", str(seed)])
@@ -286,6 +294,8 @@ class Bench:
         if not shutil.which("bpftrace"):
             log("bpftrace not installed: its columns are skipped (run.sh installs it)")
             variants = [v for v in variants if not v.startswith("bpf")]
+        if not self.reftracer():
+            variants = [v for v in variants if not v.startswith("ref")]
         if self.a.no_reference:
             variants = ["in", "out"]
         if ("bpftrace" in variants or "ref" in variants) and tracefs_mount():
@@ -490,9 +500,10 @@ class Bench:
             "CPU s/M ev", "CPU %", "peak RSS", "B/ev"))
         print("(B/ev: the whole output file, headers, seals and tables included, per event "
               "recorded)")
+        minimal = not self.a.no_reference and self.reftracer()
         runs = [(t, k, r) for k in self.a.evgen for r in rates
                 for t in ("mcpwitness", "minimal")
-                if t == "mcpwitness" or (k == "open" and not self.a.no_reference)]
+                if t == "mcpwitness" or (k == "open" and minimal)]
         for tracer, kind, rate in runs:
             threads = 1 if rate <= 300000 else 2
             trace = self.trace_path("rate")
