@@ -101,6 +101,7 @@ class Bench:
         self.a = args
         self.build = os.path.abspath(args.build)
         self.collect = os.path.join(self.build, "collector", "mcpwitness-collect")
+        self.reftracer_bin = os.path.join(self.build, "test", "bench", "reftracer")
         self.analyzer = os.path.abspath(args.analyzer) if args.analyzer else \
             os.path.join(self.build, "analyzer", "mcpwitness")
         self.work = tempfile.mkdtemp(prefix="mwbench.")
@@ -176,16 +177,16 @@ class Bench:
         return c
 
     def reftracer(self):
-        """The minimal tracer's binary, or None (logged) when the build has none."""
-        path = os.path.join(self.build, "test", "bench", "reftracer")
-        if os.access(path, os.X_OK):
-            return path
-        log("%s is missing (a build without MW_TESTS?): no minimal tracer figures" % path)
-        return None
+        """Whether the build has the minimal tracer (logged when not)."""
+        if os.access(self.reftracer_bin, os.X_OK):
+            return True
+        log("%s is missing (a build without MW_TESTS?): no minimal tracer figures"
+            % self.reftracer_bin)
+        return False
 
     def reftracer_cmd(self, out, cmd=None, seed=None):
-        c = [os.path.join(self.build, "test", "bench", "reftracer"), "-o", out]
-        return c + (["--", *cmd] if cmd else ["--pid", str(seed)])
+        """The minimal tracer writing to out, running cmd or seeded with the pid seed."""
+        return [self.reftracer_bin, "-o", out] + (["--", *cmd] if cmd else ["--pid", str(seed)])
 
     def run_variant(self, wl, variant, iters):
         """Runs one workload once; returns its ns per iteration (or None) and the trace."""
