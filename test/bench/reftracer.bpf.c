@@ -109,7 +109,9 @@ enum ref_copy {
 	REF_BYTES_RET /* up to n bytes, no more than ret (a read or write's count) */
 };
 
-/* The exit of a stashed call: one record with ret and what the stashed pointer points to. */
+/* The exit of a stashed call: one record with ret and what the stashed pointer points to. Only
+ * a tracked thread's entry stashes, so the stash lookup is also the membership test (as in
+ * opensnoop): one hash lookup at exit, not two. */
 static __always_inline void ref_exit(__u32 kind, long ret, enum ref_copy copy, __u32 n)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -200,8 +202,7 @@ int ref_enter_openat(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_openat")
 int ref_exit_openat(struct trace_event_raw_sys_exit *ctx)
 {
-	if (ref_is_tracked())
-		ref_exit(REF_OPENAT, ctx->ret, REF_STR, 0);
+	ref_exit(REF_OPENAT, ctx->ret, REF_STR, 0);
 	return 0;
 }
 
@@ -216,8 +217,7 @@ int ref_enter_connect(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_connect")
 int ref_exit_connect(struct trace_event_raw_sys_exit *ctx)
 {
-	if (ref_is_tracked())
-		ref_exit(REF_CONNECT, ctx->ret, REF_BYTES, 16); /* the address */
+	ref_exit(REF_CONNECT, ctx->ret, REF_BYTES, 16); /* the address */
 	return 0;
 }
 
@@ -232,8 +232,7 @@ int ref_enter_write(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_write")
 int ref_exit_write(struct trace_event_raw_sys_exit *ctx)
 {
-	if (ref_is_tracked())
-		ref_exit(REF_WRITE, ctx->ret, REF_BYTES_RET, 128);
+	ref_exit(REF_WRITE, ctx->ret, REF_BYTES_RET, 128);
 	return 0;
 }
 
@@ -248,7 +247,6 @@ int ref_enter_read(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_read")
 int ref_exit_read(struct trace_event_raw_sys_exit *ctx)
 {
-	if (ref_is_tracked())
-		ref_exit(REF_READ, ctx->ret, REF_BYTES_RET, 128);
+	ref_exit(REF_READ, ctx->ret, REF_BYTES_RET, 128);
 	return 0;
 }
