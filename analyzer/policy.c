@@ -202,17 +202,31 @@ static void macro_free(struct pol_macro *m)
 	free(m);
 }
 
-/* Does c use macro m, directly or through other macros? */
-static bool cond_uses(const struct cond *c, const struct pol_macro *m, int depth)
+/* Macros using macros this deep are refused when overridden: the bound of cond_uses's
+ * recursion, far past what a rule may use (POL_DEPTH_MAX, policy_bounds.c). */
+#define USES_DEPTH_MAX 4096
+
+/* Does c use macro m, directly or through other macros? 1, 0, or -E2BIG past USES_DEPTH_MAX
+ * levels. Each macro is looked into once (seen[], by index): linear in the policy, however
+ * often a macro is used by the next. */
+static int cond_uses(const struct cond *c, const struct pol_macro *m, uint8_t *seen, int depth)
 {
-	if (depth > 64)
-		return true; /* deeper than any real policy: refuse it as if it were a cycle */
-	if (c->kind == COND_MACRO)
-		return c->macro == m || cond_uses(c->macro->cond, m, depth + 1);
+	int r;
+
+	if (depth > USES_DEPTH_MAX)
+		return -E2BIG;
+	if (c->kind == COND_MACRO) {
+		if (c->macro == m)
+			return 1;
+		if (seen[c->macro->index])
+			return 0;
+		seen[c->macro->index] = 1;
+		return cond_uses(c->macro->cond, m, seen, depth + 1);
+	}
 	for (size_t i = 0; i < c->n; i++)
-		if (cond_uses(c->kids[i], m, depth + 1))
-			return true;
-	return false;
+		if ((r = cond_uses(c->kids[i], m, seen, depth + 1)) != 0)
+			return r;
+	return 0;
 }
 
 static const char *const macrodef_keys[] = {"condition", "override", NULL};
@@ -222,13 +236,24 @@ static int macro_override(struct pol_loader *ld, const struct ynode *key, struct
 			  int how, const struct ynode *cond_node)
 {
 	struct cond *c = cond_parse(ld, cond_node, 0), *any;
+	uint8_t *seen;
+	int uses;
 
 	if (!c)
 		return -EINVAL;
-	if (cond_uses(c, m, 0)) {
-		diag_error(ld->d, &cond_node->pos, "macro \"%s\" would use itself", key->str);
+	seen = calloc(ld->p->n_macros + 1, 1);
+	uses = seen ? cond_uses(c, m, seen, 0) : -ENOMEM;
+	free(seen);
+	if (uses) {
+		if (uses == 1)
+			diag_error(ld->d, &cond_node->pos, "macro \"%s\" would use itself", key->str);
+		else if (uses == -E2BIG)
+			diag_error(ld->d, &cond_node->pos,
+				   "macro \"%s\": its condition nests more than %d levels deep "
+				   "through macros",
+				   key->str, USES_DEPTH_MAX);
 		cond_free(c);
-		return -EINVAL;
+		return uses == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	if (how == POL_OVERRIDE_REPLACE) {
 		cond_free(m->cond);
@@ -487,6 +512,7 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 	}
 	warn_unset(&pc);
 	err = err ?: match_memo_size(&p->memo, pc.n_memo);
+	err = err ?: policy_check_bounds(p, d);
 	for (size_t i = 0; i < p->n_rules && !err; i++) {
 		policy_rule_subjects(p->rules[i]);
 		/* once: the first compilation (policy check, or before the trace) */

@@ -63,7 +63,13 @@ struct pol_list {
 	struct srcpos pos;
 	struct pol_value *items;
 	size_t n;
+	uint32_t n_expanded; /* values once the lists it includes are expanded (policy_field.c) */
+	uint8_t expand_state;
 };
+
+/* Values all of a policy's tests may hold once lists are expanded: a list of ten lists of ten
+ * lists ... is exponential in its text. */
+#define POL_VALUES_MAX 262144
 
 /* A compiled value of a field test (the kinds are in policy_field.c). */
 struct fvalue {
@@ -301,6 +307,7 @@ struct pol_compile {
 	size_t n_unset;
 	struct match_memo *memo; /* the policy's, given to each glob test compiled */
 	uint32_t n_memo;	 /* glob tests compiled so far: the next one's memo_bit */
+	uint64_t n_values;	 /* values of the tests compiled so far, lists expanded */
 };
 
 int cond_compile(struct cond *c, struct pol_compile *pc);
@@ -337,6 +344,16 @@ void policy_rule_subjects(struct pol_rule *r);
 void policy_warn_unreachable(const struct pol_rule *r, struct diag *d);
 /* Builds p->index from the compiled rules. Returns 0 or -ENOMEM (the old index is kept). */
 int policy_index_build(struct policy *p);
+
+/* How far a rule's condition (or an exception's) may reach once its macros are expanded: the
+ * passes that walk it through them (policy_reach.c, policy_pre.c) are exact within these.
+ * Depth counts each combinator and each macro use as a level. */
+#define POL_DEPTH_MAX	   64
+#define POL_EXPANDED_MAX   4096	 /* field tests, combinators and macro uses */
+#define POL_EXPANDED_TOTAL 32768 /* the same, over all rules and exceptions */
+/* Refuses, with an error in d naming the rule, any rule beyond them (policy_bounds.c).
+ * 0, -EINVAL or -ENOMEM. */
+int policy_check_bounds(const struct policy *p, struct diag *d);
 
 /* Field table (policy_field.c). */
 const struct field_desc *field_find(const char *name);

@@ -382,6 +382,7 @@ static int push_value(struct fcomp *fc, const struct pol_value *pv)
 }
 
 #define LIST_DEPTH_MAX 16
+#define LIST_DEPTH_STR "16"
 
 static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, int depth)
 {
@@ -406,6 +407,75 @@ static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, in
 	return err;
 }
 
+enum { LIST_UNSEEN = 0, LIST_OPEN, LIST_DONE };
+
+/* How many values l expands to, saturated at POL_VALUES_MAX + 1 and kept in l (lists do not
+ * change once loaded), so a list used ten times by the next costs one count: -ELOOP when l
+ * includes itself through other lists, -E2BIG deeper than LIST_DEPTH_MAX. */
+static int64_t list_values(struct pol_list *l, int depth)
+{
+	uint64_t n = 0;
+
+	if (l->expand_state == LIST_DONE)
+		return l->n_expanded;
+	if (l->expand_state == LIST_OPEN)
+		return -ELOOP;
+	if (depth > LIST_DEPTH_MAX)
+		return -E2BIG;
+	l->expand_state = LIST_OPEN;
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t k = l->items[i].ref ? list_values(l->items[i].ref, depth + 1) : 1;
+
+		if (k < 0) {
+			l->expand_state = LIST_UNSEEN;
+			return k;
+		}
+		n += (uint64_t)k;
+		if (n > POL_VALUES_MAX)
+			n = POL_VALUES_MAX + 1;
+	}
+	l->n_expanded = (uint32_t)n;
+	l->expand_state = LIST_DONE;
+	return (int64_t)n;
+}
+
+/* Counts t's values before they are built: 0, or an error in d (a cycle, lists nested too
+ * deep, or more values than a policy may hold). */
+static int count_values(struct fcomp *fc)
+{
+	const struct field_test *t = fc->t;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < t->n_src; i++) {
+		int64_t k = t->src[i].ref ? list_values(t->src[i].ref, 1) : 1;
+
+		if (k == -ELOOP || k == -E2BIG) {
+			diag_error(fc->d, &t->src[i].pos,
+				   k == -ELOOP ? "list \"%s\" includes itself through other lists"
+					       : "list \"%s\" nests lists deeper than " LIST_DEPTH_STR,
+				   t->src[i].ref->name);
+			return -EINVAL;
+		}
+		n += (uint64_t)k;
+	}
+	fc->pc->n_values += n;
+	if (n > POL_VALUES_MAX) {
+		diag_error(fc->d, &t->pos,
+			   "this test's lists expand to more than %d values, the most a policy may "
+			   "hold",
+			   POL_VALUES_MAX);
+		return -EINVAL;
+	}
+	if (fc->pc->n_values > POL_VALUES_MAX) {
+		diag_error(fc->d, &t->pos,
+			   "with this test's %llu values (lists expanded) the policy's tests hold more "
+			   "than %d, the most a policy may hold",
+			   (unsigned long long)n, POL_VALUES_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static void fvalues_free(struct field_test *t)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -423,6 +493,9 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 	int err;
 
 	fvalues_free(t);
+	err = count_values(&fc);
+	if (err)
+		return err;
 	err = push_values(&fc, t->src, t->n_src, 0);
 	if (err)
 		return err;

@@ -81,13 +81,11 @@ static enum tv field_tv(const struct field_test *t, const struct facts *f)
 	}
 }
 
-#define PRE_DEPTH 64
-
 static enum tv cond_tv(const struct cond *c, const struct facts *f, int depth)
 {
 	enum tv r, k;
 
-	if (depth > PRE_DEPTH)
+	if (depth > POL_DEPTH_MAX)
 		return TV_UNKNOWN;
 	switch (c->kind) {
 	case COND_FIELD:

@@ -84,14 +84,12 @@ static void field_ops(const struct field_test *t, struct opset *s, bool exact)
 		ops_of_families(s, t->f->fams);
 }
 
-#define REACH_DEPTH 64
-
 /* The operations c can hold for (a superset). */
 static void cond_ops(const struct cond *c, struct opset *s, bool exact, int depth)
 {
 	struct opset k;
 
-	if (depth > REACH_DEPTH) {
+	if (depth > POL_DEPTH_MAX) {
 		ops_all(s);
 		return;
 	}
@@ -137,10 +135,11 @@ static bool test_names(const struct field_test *t, int fam, int op)
 	return false;
 }
 
-/* Does c name the family fam (or its op) anywhere? */
+/* Does c name the family fam (or its op) anywhere? Exact: policy_check_bounds keeps every rule
+ * within POL_DEPTH_MAX, so the cut below is never reached. */
 static bool cond_names(const struct cond *c, int fam, int op, int depth)
 {
-	if (depth > REACH_DEPTH)
+	if (depth > POL_DEPTH_MAX)
 		return false;
 	if (c->kind == COND_FIELD)
 		return test_names(c->test, fam, op);
@@ -156,7 +155,7 @@ static bool cond_names(const struct cond *c, int fam, int op, int depth)
  * depth limit it is assumed to. */
 static bool cond_reads_calls(const struct cond *c, int depth)
 {
-	if (depth > REACH_DEPTH)
+	if (depth > POL_DEPTH_MAX)
 		return true;
 	if (c->kind == COND_FIELD) {
 		switch (c->test->f->id) {
