@@ -17,33 +17,12 @@
 
 struct policy *policy__new(void)
 {
-	return calloc(1, sizeof(struct policy));
-}
+	struct policy *p = calloc(1, sizeof(struct policy));
 
-/* --- lookups ------------------------------------------------------------------------------ */
-
-struct pol_list *policy_find_list(const struct policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_lists; i++)
-		if (strcmp(p->lists[i]->name, name) == 0)
-			return p->lists[i];
-	return NULL;
-}
-
-struct pol_macro *policy_find_macro(const struct policy *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_macros; i++)
-		if (strcmp(p->macros[i]->name, name) == 0)
-			return p->macros[i];
-	return NULL;
-}
-
-struct pol_rule *policy_find_rule(const struct policy *p, const char *id)
-{
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (strcmp(p->rules[i]->id, id) == 0)
-			return p->rules[i];
-	return NULL;
+	/* without the name tables, lookups scan (policy_names.c) */
+	if (p)
+		p->names = policy_names_new();
+	return p;
 }
 
 static int ptr_push(void *arrp, size_t *n, void *item)
@@ -551,5 +530,6 @@ void policy__free(struct policy *p)
 	free(p->lists);
 	free(p->files);
 	match_memo_free(p->memo);
+	policy_names_free(p->names);
 	free(p);
 }

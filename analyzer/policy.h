@@ -105,6 +105,7 @@ enum cond_kind {
 };
 
 struct pol_macro;
+struct pol_names;
 
 struct cond {
 	enum cond_kind kind;
@@ -183,6 +184,7 @@ struct policy {
 	size_t n_rules;
 	struct pol_index index;
 	struct match_memo *memo; /* the verdicts of its glob tests (policy_memo.c) */
+	struct pol_names *names; /* lookups by name (policy_names.c) */
 };
 
 struct attribution;
@@ -329,9 +331,12 @@ void pol_unknown_key(struct pol_loader *ld, const struct ynode *key, const char 
 const char *pol_suggest(const char *s, const char *const *cands);
 bool pol_name_ok(const char *s, size_t len);
 
+/* By name, through p->names (policy_names.c); NULL when there is none. */
 struct pol_list *policy_find_list(const struct policy *p, const char *name);
 struct pol_macro *policy_find_macro(const struct policy *p, const char *name);
 struct pol_rule *policy_find_rule(const struct policy *p, const char *id);
+struct pol_names *policy_names_new(void);
+void policy_names_free(struct pol_names *t);
 
 /* Parses a scalar into a pol_value: "@name" references a list that must exist. */
 int pol_value_parse(struct pol_loader *ld, const struct ynode *n, struct pol_value *out);

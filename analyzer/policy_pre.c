@@ -60,7 +60,8 @@ static enum tv tv_int(const struct field_test *t, int64_t x)
 	return field_match_int(t, x) ? TV_TRUE : TV_FALSE;
 }
 
-/* A field test with the facts known: the expressions of field_test_eval (policy_eval.c). */
+/* A field test with the facts known: the expressions of field_test_eval (policy_eval.c). The op
+ * is read by the op and family tests only (policy_reach.c's index relies on it). */
 static enum tv field_tv(const struct field_test *t, const struct facts *f)
 {
 	switch (t->f->id) {

@@ -226,42 +226,87 @@ static bool ops_has(const struct opset *s, int op)
 	return (s->w[op / 64] >> (op % 64)) & 1;
 }
 
+/* Does c test the op or the family? If not, its rule's prefilter keys and skips are the same
+ * for every op: policy_pre.c reads the op through those two fields only. */
+static bool cond_reads_op(const struct cond *c, int depth)
+{
+	if (depth > POL_DEPTH_MAX)
+		return true;
+	if (c->kind == COND_FIELD)
+		return c->test->f->id == F_OP || c->test->f->id == F_FAMILY;
+	if (c->kind == COND_MACRO)
+		return cond_reads_op(c->macro->cond, depth + 1);
+	for (size_t i = 0; i < c->n; i++)
+		if (cond_reads_op(c->kids[i], depth + 1))
+			return true;
+	return false;
+}
+
+/* A rule's prefilter entry for ops it does not test, found once (by index_fill). */
+struct op_free {
+	bool known, same; /* same: the rule tests neither op nor family */
+	uint64_t keys, skips;
+};
+
+/* Sets index entry k to rule i on op: its keys and skips, evaluated per op only for a rule
+ * that tests the op (a policy of many rules without op tests would otherwise evaluate each
+ * rule's condition 54 times for every op). */
+static void index_entry(const struct policy *p, size_t i, int op, struct op_free *of,
+			struct pol_index *ix, uint32_t k)
+{
+	const struct pol_rule *r = p->rules[i];
+
+	if (!of->known) {
+		of->known = true;
+		of->same = !cond_reads_op(r->cond, 0);
+		if (of->same) {
+			of->keys = policy_rule_keys(r, -1);
+			of->skips = policy_rule_skips(r, -1, of->keys);
+		}
+	}
+	if (of->same) {
+		ix->keys[k] = of->keys;
+		ix->skips[k] = of->skips;
+	} else {
+		ix->keys[k] = policy_rule_keys(r, op);
+		ix->skips[k] = policy_rule_skips(r, op, ix->keys[k]);
+	}
+	ix->rules[k] = (uint32_t)i;
+}
+
 /* Fills ix->rules, ix->keys (n slots or more) and ix->start from each enabled rule's exact op
- * set. */
-static void index_fill(const struct policy *p, const struct opset *sets, struct pol_index *ix)
+ * set. of: one zeroed entry per rule. */
+static void index_fill(const struct policy *p, const struct opset *sets, struct op_free *of,
+		       struct pol_index *ix)
 {
 	uint32_t k = 0;
 
 	for (int op = 0; op < POL_INDEX_OPS; op++) {
 		ix->start[op] = k;
-		for (size_t i = 0; i < p->n_rules; i++) {
-			if (p->rules[i]->enabled && ops_has(&sets[i], op)) {
-				ix->keys[k] = policy_rule_keys(p->rules[i], op);
-				ix->skips[k] = policy_rule_skips(p->rules[i], op, ix->keys[k]);
-				ix->rules[k++] = (uint32_t)i;
-			}
-		}
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i]->enabled && ops_has(&sets[i], op))
+				index_entry(p, i, op, &of[i], ix, k++);
 	}
 	ix->start[POL_INDEX_OPS] = k;
-	for (size_t i = 0; i < p->n_rules; i++) {
-		if (p->rules[i]->enabled) {
-			ix->keys[k] = policy_rule_keys(p->rules[i], -1);
-			ix->skips[k] = policy_rule_skips(p->rules[i], -1, ix->keys[k]);
-			ix->rules[k++] = (uint32_t)i;
-		}
-	}
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i]->enabled)
+			index_entry(p, i, -1, &of[i], ix, k++);
 	ix->start[POL_INDEX_OPS + 1] = k;
 }
 
 int policy_index_build(struct policy *p)
 {
 	struct opset *sets = calloc(p->n_rules ? p->n_rules : 1, sizeof(*sets));
+	struct op_free *of = calloc(p->n_rules ? p->n_rules : 1, sizeof(*of));
 	size_t total = 0;
 	uint32_t *rules = NULL;
 	uint64_t *keys = NULL, *skips = NULL;
 
-	if (!sets)
+	if (!sets || !of) {
+		free(sets);
+		free(of);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < p->n_rules; i++) {
 		if (!p->rules[i]->enabled)
 			continue;
@@ -280,6 +325,7 @@ int policy_index_build(struct policy *p)
 		free(keys);
 		free(skips);
 		free(sets);
+		free(of);
 		return -ENOMEM;
 	}
 	free(p->index.rules);
@@ -288,11 +334,12 @@ int policy_index_build(struct policy *p)
 	p->index.rules = rules;
 	p->index.keys = keys;
 	p->index.skips = skips;
-	index_fill(p, sets, &p->index);
+	index_fill(p, sets, of, &p->index);
 	p->index.reads_calls = false;
 	for (size_t i = 0; i < p->n_rules; i++)
 		p->index.reads_calls |= p->rules[i]->enabled && rule_reads_calls(p->rules[i]);
 	free(sets);
+	free(of);
 	return 0;
 }
 
