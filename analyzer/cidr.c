@@ -41,6 +41,21 @@ static bool host_bits_zero(const struct mw_ip *ip, unsigned prefix)
 	return true;
 }
 
+/* ::ffff:a.b.c.d/96+n is the IPv4 network a.b.c.d/n: the analyzer decodes an IPv4-mapped
+ * address as IPv4 (sockaddr.c), so that is the only form in which it can match. A shorter
+ * IPv6 prefix is left as IPv6 (see cidr.h). */
+static void unmap_v4(struct cidr *c)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (!c->net.v6 || c->prefix < 96 || memcmp(c->net.b, v4mapped, sizeof(v4mapped)) != 0)
+		return;
+	memmove(c->net.b, c->net.b + 12, 4);
+	memset(c->net.b + 4, 0, sizeof(c->net.b) - 4);
+	c->net.v6 = 0;
+	c->prefix -= 96;
+}
+
 int cidr_parse(struct cidr *out, const char *s, char *err, size_t errlen)
 {
 	char addr[INET6_ADDRSTRLEN + 1];
@@ -70,6 +85,7 @@ int cidr_parse(struct cidr *out, const char *s, char *err, size_t errlen)
 		snprintf(err, errlen, "\"%s\" has bits set beyond its /%u prefix", s, out->prefix);
 		return -EINVAL;
 	}
+	unmap_v4(out);
 	return 0;
 bad_addr:
 	snprintf(err, errlen, "\"%s\" is not an IPv4 or IPv6 address or network", s);

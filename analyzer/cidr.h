@@ -4,7 +4,11 @@
  * "10.0.0.0/8", "2001:db8::/32", or a bare address ("169.254.169.254" = /32, "::1" = /128).
  * Bits beyond the prefix must be zero ("10.0.0.1/8" is refused: it is usually a typo). An IPv4
  * network never matches an IPv6 address and the reverse; IPv4-mapped IPv6 addresses reach the
- * matcher already decoded as IPv4 (sockaddr.h).
+ * matcher already decoded as IPv4 (sockaddr.h). So a mapped network with a prefix of 96 or more
+ * is parsed as the IPv4 network it maps ("::ffff:10.1.2.4" = 10.1.2.4/32, "::ffff:0:0/96" =
+ * 0.0.0.0/0, "::ffff:10.0.0.0/104" = 10.0.0.0/8). A shorter IPv6 network ("::/0", "::/80")
+ * stays IPv6 and matches IPv6 addresses only, never a mapped one: write 0.0.0.0/0 (or
+ * "::ffff:0:0/96") beside it to cover IPv4 as well.
  */
 #ifndef MW_CIDR_H
 #define MW_CIDR_H

@@ -288,9 +288,21 @@ static void find_required(struct glob *g)
 	g->lit_suffix = run;
 }
 
+/* Path mode: a glob that does not end in '/' matches a path as if its trailing slashes were not
+ * there (glob_match), so "dir/" "**" never matches dir, however the path spells it. One that
+ * ends in '/' asks for the slash: it matches byte for byte, as learn's literals need. */
+static bool ends_in_slash(const struct glob *g)
+{
+	const struct tok *t = g->n ? &g->toks[g->n - 1] : NULL;
+
+	return t && ((t->kind == T_LIT && t->c == '/') || t->kind == T_DIR_LOOP);
+}
+
 static int finish(struct glob *g)
 {
 	size_t i;
+
+	g->trim_slashes = (g->flags & GLOB_PATH) && !ends_in_slash(g);
 
 	for (i = 0; i < g->n && g->toks[i].kind == T_LIT; i++)
 		;

@@ -14,6 +14,9 @@
  *            name a byte that is not valid UTF-8 (a YAML file cannot hold one)
  *   ${name}  the value of a variable, inserted literally (its bytes are never wildcards); when
  *            the value ends in '/' and the pattern goes on with '/', one of them is dropped
+ * In path mode a pattern that does not end in '/' matches a subject as if its trailing slashes
+ * were not there: "/w/sub/" is matched as "/w/sub", so "/w/sub/" "**" does not match it, as it
+ * does not match "/w/sub"; "/" stays "/". A pattern that ends in '/' matches byte for byte.
  * Matching is anchored at both ends and byte-exact (no case folding, no UTF-8 decoding), and
  * runs in O(len(subject) * len(pattern)) time without backtracking, so no pattern or hostile
  * path can make it explode.

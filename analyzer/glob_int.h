@@ -4,10 +4,10 @@
  *
  * A pattern is a list of tokens; token i is NFA state i, state n accepts. Star tokens loop on
  * themselves and have epsilon edges forward. Patterns of at most GLOB_FAST_MAX tokens also get
- * per-byte bit masks so the whole state set is one 64-bit word (bit-parallel simulation);
- * longer ones run on a byte array. Prefilters reject most subjects before any simulation:
- * the literal prefix, the literal suffix, and the longest literal run (which every match
- * contains).
+ * bit masks per class of bytes so the whole state set is one 64-bit word (bit-parallel
+ * simulation); longer ones run on a byte array. Prefilters reject most subjects before any
+ * simulation: the literal prefix, the literal suffix, and the longest literal run (which every
+ * match contains).
  */
 #ifndef MW_GLOB_INT_H
 #define MW_GLOB_INT_H
@@ -35,13 +35,17 @@ struct tok {
 	uint16_t class; /* T_CLASS: index into classes[] */
 };
 
-/* Bit-parallel tables: for byte b, adv[b] has bit i when token i consumes b and moves on,
- * stay[b] when it consumes b and stays (a star's loop). */
+/* Bit-parallel tables. Bytes that every token treats alike form one class (most patterns have
+ * a handful: their literal bytes, '/', the rest), so the tables take 256 bytes plus 16 a class
+ * rather than 4 KiB: a policy holds hundreds of thousands of globs. For byte b of class
+ * c = cls[b], by_class[c][0] (advance) has bit i when token i consumes b and moves on,
+ * by_class[c][1] (stay) when it consumes b and stays (a star's loop). */
 struct glob_tables {
-	uint64_t adv[256];
-	uint64_t stay[256];
 	uint64_t eps1; /* tokens with an epsilon edge to i+1 */
 	uint64_t eps2; /* tokens with an epsilon edge to i+2 (directory entry) */
+	uint8_t cls[256];
+	size_t n_cls;
+	uint64_t by_class[][2];
 };
 
 struct glob {
@@ -55,13 +59,14 @@ struct glob {
 	size_t lit_suffix;	/* trailing T_LIT tokens */
 	size_t req_at, req_len; /* the longest run of T_LIT tokens */
 	bool literal;
-	struct glob_tables *tables; /* NULL when n > GLOB_FAST_MAX */
+	bool trim_slashes; /* path mode, not ending in '/': a subject's trailing '/'s do not count */
+	struct glob_tables *tables; /* NULL when n > GLOB_FAST_MAX or literal */
 };
 
 /* Whether token t (of a glob with flags) consumes byte b (to move on, or to stay). */
 bool glob_tok_accepts(const struct glob *g, const struct tok *t, uint8_t b);
 
-/* Builds g->tables when the pattern is short enough. 0 or -ENOMEM. */
+/* Builds g->tables when the pattern is short enough and not literal. 0 or -ENOMEM. */
 int glob_build_tables(struct glob *g);
 
 #endif /* MW_GLOB_INT_H */

@@ -30,36 +30,72 @@ bool glob_tok_accepts(const struct glob *g, const struct tok *t, uint8_t b)
 	}
 }
 
-int glob_build_tables(struct glob *g)
+/* The full per-byte tables of g (adv, stay) and its epsilon edges into tb. */
+static void fill_byte_tables(const struct glob *g, uint64_t adv[256], uint64_t stay[256],
+			     struct glob_tables *tb)
 {
-	struct glob_tables *tb;
-
-	if (g->n > GLOB_FAST_MAX)
-		return 0;
-	tb = calloc(1, sizeof(*tb));
-	if (!tb)
-		return -ENOMEM;
 	for (size_t i = 0; i < g->n; i++) {
 		const struct tok *t = &g->toks[i];
 		uint64_t bit = 1ull << i;
 		bool loops = t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_LOOP;
 
 		if (t->kind == T_LIT) { /* most tokens: one byte, no loop, no epsilon edge */
-			tb->adv[t->c] |= bit;
+			adv[t->c] |= bit;
 			continue;
 		}
 		for (unsigned b = 0; b < 256; b++) {
 			if (!glob_tok_accepts(g, t, (uint8_t)b))
 				continue;
 			if (loops)
-				tb->stay[b] |= bit;
+				stay[b] |= bit;
 			if (!loops || (t->kind == T_DIR_LOOP && b == '/'))
-				tb->adv[b] |= bit;
+				adv[b] |= bit;
 		}
 		if (t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_ENTRY)
 			tb->eps1 |= bit;
 		if (t->kind == T_DIR_ENTRY)
 			tb->eps2 |= bit;
+	}
+}
+
+/* Numbers the distinct (adv, stay) pairs into cls[], the first of each in rep[]; returns how
+ * many. Neighbouring bytes mostly share a class, so the previous one is tried first. */
+static size_t number_classes(const uint64_t adv[256], const uint64_t stay[256], uint8_t cls[256],
+			     uint8_t rep[256])
+{
+	size_t n = 0, c;
+
+	for (unsigned b = 0; b < 256; b++) {
+		if (b && adv[b] == adv[b - 1] && stay[b] == stay[b - 1]) {
+			cls[b] = cls[b - 1];
+			continue;
+		}
+		for (c = 0; c < n && (adv[rep[c]] != adv[b] || stay[rep[c]] != stay[b]); c++)
+			;
+		if (c == n)
+			rep[n++] = (uint8_t)b;
+		cls[b] = (uint8_t)c;
+	}
+	return n;
+}
+
+int glob_build_tables(struct glob *g)
+{
+	uint64_t adv[256] = {0}, stay[256] = {0};
+	struct glob_tables head = {0}, *tb;
+	uint8_t rep[256];
+
+	if (g->n > GLOB_FAST_MAX || g->literal) /* a literal is decided by the prefilter */
+		return 0;
+	fill_byte_tables(g, adv, stay, &head);
+	head.n_cls = number_classes(adv, stay, head.cls, rep);
+	tb = malloc(sizeof(*tb) + head.n_cls * sizeof(tb->by_class[0]));
+	if (!tb)
+		return -ENOMEM;
+	*tb = head;
+	for (size_t c = 0; c < head.n_cls; c++) {
+		tb->by_class[c][0] = adv[rep[c]];
+		tb->by_class[c][1] = stay[rep[c]];
 	}
 	g->tables = tb;
 	return 0;
@@ -83,8 +119,11 @@ static bool match_fast(const struct glob *g, const uint8_t *s, size_t n, size_t 
 	const struct glob_tables *tb = g->tables;
 	uint64_t st = closure_bits(tb, 1ull << from);
 
-	for (size_t i = from; i < n && st; i++)
-		st = closure_bits(tb, (st & tb->adv[s[i]]) << 1 | (st & tb->stay[s[i]]));
+	for (size_t i = from; i < n && st; i++) {
+		const uint64_t *as = tb->by_class[tb->cls[s[i]]];
+
+		st = closure_bits(tb, (st & as[0]) << 1 | (st & as[1]));
+	}
 	return (st >> g->n) & 1;
 }
 
@@ -181,6 +220,9 @@ static bool prefilter(const struct glob *g, const uint8_t *s, size_t n)
 
 bool glob_match(const struct glob *g, const uint8_t *s, size_t n)
 {
+	if (g->trim_slashes) /* "/w/sub/" is /w/sub, but "/" stays "/" */
+		while (n > 1 && s[n - 1] == '/')
+			n--;
 	if (!prefilter(g, s, n))
 		return false;
 	if (g->literal)

@@ -102,9 +102,11 @@ static int check_message(struct pol_loader *ld, const struct ynode *n, const cha
 	return 0;
 }
 
+#define CATEGORY_MAX 64 /* bytes */
+
 static bool category_ok(const char *s)
 {
-	if (!*s || strlen(s) > 64)
+	if (!*s)
 		return false;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
@@ -114,7 +116,7 @@ static bool category_ok(const char *s)
 
 static int parse_severity(struct pol_loader *ld, const struct ynode *n, struct pol_rule *r)
 {
-	int s = ynode_is_string(n) ? severity_by_name(n->str) : -1;
+	int s = ynode_is_string(n) && strlen(n->str) == n->len ? severity_by_name(n->str) : -1;
 
 	if (s < 0) {
 		diag_error(ld->d, &n->pos,
@@ -129,7 +131,11 @@ static int parse_category(struct pol_loader *ld, const struct ynode *n, struct p
 {
 	int err = get_string(ld, n, "category", &r->category);
 
-	if (!err && !category_ok(r->category)) {
+	if (!err && n->len > CATEGORY_MAX) {
+		diag_error(ld->d, &n->pos, "\"category\" is %zu characters long (at most %d)",
+			   n->len, CATEGORY_MAX);
+		err = -EINVAL;
+	} else if (!err && !category_ok(r->category)) {
 		diag_error(ld->d, &n->pos, "\"category\" takes lower-case letters, digits and '_'");
 		err = -EINVAL;
 	}
@@ -275,12 +281,27 @@ static int rule_build(struct pol_loader *ld, const struct rule_src *s, struct po
 	return err;
 }
 
+/* An override changes what an earlier file defined: within one file the definition itself is
+ * the place to change, and an override there would hide a second definition made by mistake.
+ * (Lists and macros cannot get here: a mapping holds a name once.) Every position of one
+ * loaded file shares its path pointer, ld->file, so a path given twice counts as two files. */
+static int check_earlier_file(struct pol_loader *ld, const struct rule_src *s,
+			      const struct pol_rule *old)
+{
+	if (old->pos.file != ld->file)
+		return 0;
+	diag_error(ld->d, &s->override->pos,
+		   "override of rule \"%s\", defined in this same file at %u:%u (an override "
+		   "changes only what an earlier file defines)",
+		   old->id, old->pos.line, old->pos.col);
+	return -EINVAL;
+}
+
 /* override: append adds tags and exceptions and may switch enabled; nothing else. */
-static int rule_append(struct pol_loader *ld, const struct rule_src *s, struct pol_rule *r)
+static int check_append_keys(struct pol_loader *ld, const struct rule_src *s)
 {
 	const struct ynode *bad[] = {s->description, s->message, s->severity, s->category,
 				     s->condition};
-	int err = 0;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (bad[i]) {
@@ -290,6 +311,15 @@ static int rule_append(struct pol_loader *ld, const struct rule_src *s, struct p
 			return -EINVAL;
 		}
 	}
+	return 0;
+}
+
+static int rule_append(struct pol_loader *ld, const struct rule_src *s, struct pol_rule *r)
+{
+	int err = check_append_keys(ld, s) ?: check_earlier_file(ld, s, r);
+
+	if (err)
+		return err;
 	if (s->tags)
 		err = parse_tags(ld, s->tags, r);
 	if (!err && s->exceptions)
@@ -319,6 +349,25 @@ static int rule_new(struct pol_loader *ld, const struct rule_src *s, struct pol_
 	return 0;
 }
 
+#define RULE_ID_MAX 128 /* bytes: the limit of pol_name_ok (policy_util.c) */
+
+/* The rule's id: present, a name (pol_name_ok), with a message saying what is wrong. */
+static int check_id(struct pol_loader *ld, const struct ynode *rule, const struct ynode *id)
+{
+	if (!id) {
+		diag_error(ld->d, &rule->pos, "rule has no \"id\"");
+		return -EINVAL;
+	}
+	if (ynode_is_string(id) && pol_name_ok(id->str, id->len))
+		return 0;
+	if (ynode_is_string(id) && id->len > RULE_ID_MAX)
+		diag_error(ld->d, &id->pos, "rule id is %zu characters long (at most %d)", id->len,
+			   RULE_ID_MAX);
+	else
+		diag_error(ld->d, &id->pos, "bad rule id (letters, digits, '_', '-', '.', ':')");
+	return -EINVAL;
+}
+
 static int rule_parse(struct pol_loader *ld, const struct ynode *n)
 {
 	struct rule_src s;
@@ -333,19 +382,16 @@ static int rule_parse(struct pol_loader *ld, const struct ynode *n)
 	if (pol_check_keys(ld, n, rule_keys, "rule"))
 		return -EINVAL;
 	rule_src_get(&s, n);
-	if (!s.id || !ynode_is_string(s.id) || !pol_name_ok(s.id->str, s.id->len)) {
-		diag_error(ld->d, s.id ? &s.id->pos : &n->pos,
-			   s.id ? "bad rule id (letters, digits, "
-				  "'_', '-', '.', ':')"
-				: "rule has no \"id\"");
+	if (check_id(ld, n, s.id))
 		return -EINVAL;
-	}
 	old = policy_find_rule(p, s.id->str);
 	ov = pol_override_check(ld, s.id, s.override, old ? &old->pos : NULL, "rule");
 	if (ov < 0)
 		return ov;
 	if (ov == POL_OVERRIDE_APPEND)
 		return rule_append(ld, &s, old);
+	if (ov == POL_OVERRIDE_REPLACE && check_earlier_file(ld, &s, old))
+		return -EINVAL;
 	if (rule_new(ld, &s, &r))
 		return -EINVAL;
 	if (ov == POL_OVERRIDE_REPLACE) {

@@ -103,6 +103,7 @@ void pol_unknown_key(struct pol_loader *ld, const struct ynode *key, const char 
 	free(s);
 }
 
+/* Keys never hold a NUL byte (ytree refuses them), so strcmp compares them whole. */
 int pol_check_keys(struct pol_loader *ld, const struct ynode *map, const char *const *keys,
 		   const char *what)
 {
@@ -120,6 +121,12 @@ int pol_check_keys(struct pol_loader *ld, const struct ynode *map, const char *c
 	return err;
 }
 
+/* ov is the scalar word, bytes for bytes ("append\0x" is not "append"). */
+static bool scalar_is(const struct ynode *ov, const char *word)
+{
+	return ynode_is_string(ov) && ov->len == strlen(word) && strcmp(ov->str, word) == 0;
+}
+
 int pol_override_check(struct pol_loader *ld, const struct ynode *key, const struct ynode *ov,
 		       const struct srcpos *old, const char *what)
 {
@@ -132,9 +139,9 @@ int pol_override_check(struct pol_loader *ld, const struct ynode *key, const str
 			   "append or replace)",
 			   what, name ? name : "?", old->file, old->line, old->col);
 		ret = -EINVAL;
-	} else if (ov && ynode_is_string(ov) && strcmp(ov->str, "append") == 0) {
+	} else if (ov && scalar_is(ov, "append")) {
 		ret = POL_OVERRIDE_APPEND;
-	} else if (ov && ynode_is_string(ov) && strcmp(ov->str, "replace") == 0) {
+	} else if (ov && scalar_is(ov, "replace")) {
 		ret = POL_OVERRIDE_REPLACE;
 	} else if (ov) {
 		diag_error(ld->d, &ov->pos, "\"override\" is append or replace");

@@ -11,6 +11,8 @@
 
 struct builder {
 	const char *file;
+	const uint8_t *buf; /* the input, for the place of a reader error */
+	size_t len;
 	struct diag *d;
 	struct ynode *root;
 	struct ynode *stack[YTREE_MAX_DEPTH];
@@ -46,7 +48,26 @@ static bool scalar_eq(const struct ynode *a, const struct ynode *b)
 	return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
 }
 
-/* Checks a new mapping key: a scalar, not seen before in this mapping. */
+/* A bad key, quoted with its bytes escaped: a duplicate of the key first seen at line first,
+ * or (first == 0) one holding a NUL byte. Returns -EINVAL. */
+static int key_error(struct builder *b, const struct ynode *key, unsigned first)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *s;
+
+	strbuf_escape(&sb, (const uint8_t *)key->str, key->len, ESC_QUOTE);
+	s = strbuf_str(&sb) ? strbuf_str(&sb) : "?";
+	if (first)
+		diag_error(b->d, &key->pos, "duplicate key \"%s\" (first at line %u)", s, first);
+	else
+		diag_error(b->d, &key->pos, "key \"%s\" holds a NUL byte", s);
+	strbuf_fini(&sb);
+	return -EINVAL;
+}
+
+/* Checks a new mapping key: a scalar without a NUL byte (every consumer compares keys as C
+ * strings, so "severity\0junk" would be read as "severity" or ignored), not seen before in
+ * this mapping. */
 static int check_key(struct builder *b, const struct ynode *map, const struct ynode *key)
 {
 	if (key->kind != YN_SCALAR) {
@@ -54,16 +75,11 @@ static int check_key(struct builder *b, const struct ynode *map, const struct yn
 			   ynode_kind_name(key));
 		return -EINVAL;
 	}
+	if (memchr(key->str, '\0', key->len))
+		return key_error(b, key, 0);
 	for (size_t i = 0; i + 1 < map->n; i += 2) {
-		if (scalar_eq(map->kids[i], key)) {
-			struct strbuf sb = STRBUF_INIT;
-
-			strbuf_escape(&sb, (const uint8_t *)key->str, key->len, ESC_QUOTE);
-			diag_error(b->d, &key->pos, "duplicate key \"%s\" (first at line %u)",
-				   strbuf_str(&sb) ? strbuf_str(&sb) : "?", map->kids[i]->pos.line);
-			strbuf_fini(&sb);
-			return -EINVAL;
-		}
+		if (scalar_eq(map->kids[i], key))
+			return key_error(b, key, map->kids[i]->pos.line);
 	}
 	return 0;
 }
@@ -198,9 +214,30 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 	}
 }
 
+/* The place of input byte off: libyaml's reader (bad UTF-8, control characters such as NUL)
+ * reports only a byte offset, its problem_mark stays zero. Lines end at '\n'; the column
+ * counts characters, as libyaml's marks do (bytes that are not UTF-8 continuations). */
+static struct srcpos pos_of_offset(const struct builder *b, size_t off)
+{
+	struct srcpos pos = {.file = b->file, .line = 1, .col = 1};
+
+	if (off > b->len)
+		off = b->len;
+	for (size_t i = 0; i < off; i++) {
+		if (b->buf[i] == '\n') {
+			pos.line++;
+			pos.col = 1;
+		} else if ((b->buf[i] & 0xc0) != 0x80) {
+			pos.col++;
+		}
+	}
+	return pos;
+}
+
 static void parser_error(struct builder *b, const yaml_parser_t *p)
 {
-	struct srcpos pos = pos_of(b, p->problem_mark);
+	struct srcpos pos = p->error == YAML_READER_ERROR ? pos_of_offset(b, p->problem_offset)
+							  : pos_of(b, p->problem_mark);
 
 	if (p->error == YAML_MEMORY_ERROR) {
 		diag_error(b->d, &pos, "out of memory");
@@ -233,7 +270,7 @@ static int run_parser(struct builder *b, yaml_parser_t *p)
 
 struct ynode *ytree_parse(const char *file, const uint8_t *buf, size_t len, struct diag *d)
 {
-	struct builder b = {.file = file, .d = d};
+	struct builder b = {.file = file, .buf = buf, .len = len, .d = d};
 	struct srcpos whole = {.file = file, .line = 1, .col = 1};
 	yaml_parser_t p;
 	int err;

@@ -4,9 +4,10 @@
  *
  * Only what a policy needs and nothing that can be abused: one document per file, no aliases
  * (so no "billion laughs"), no tags, nesting at most YTREE_MAX_DEPTH, at most YTREE_MAX_NODES
- * nodes, mapping keys must be scalars and unique. Scalars are kept as bytes; whether a plain
- * scalar is a number or a boolean is decided by the consumer (ynode_bool, ynode_int), so
- * "true" and true stay distinguishable.
+ * nodes, mapping keys must be scalars without a NUL byte and unique. Every error has its
+ * line and column, encoding errors (bad UTF-8, a NUL or another control character) included.
+ * Scalars are kept as bytes; whether a plain scalar is a number or a boolean is decided by the
+ * consumer (ynode_bool, ynode_int), so "true" and true stay distinguishable.
  */
 #ifndef MW_YTREE_H
 #define MW_YTREE_H

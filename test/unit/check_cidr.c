@@ -1,6 +1,7 @@
 /*
  * check_cidr.c - CIDR parsing (accepted forms, every refusal with its reason) and matching
- * (prefix boundaries, /0, IPv4 never matching IPv6 and the reverse).
+ * (prefix boundaries, /0, IPv4 never matching IPv6 and the reverse, IPv4-mapped networks
+ * matching as the IPv4 ones they map, as the analyzer decodes mapped addresses).
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -56,6 +57,47 @@ START_TEST(match_v6)
 }
 END_TEST
 
+/* The analyzer hands the matcher a mapped address as IPv4, so ip("10.1.2.4") is what a
+ * connect to ::ffff:10.1.2.4 is matched as. */
+START_TEST(match_mapped)
+{
+	struct cidr c;
+	char err[128];
+
+	/* a mapped host is the IPv4 host */
+	ck_assert_int_eq(cidr_parse(&c, "::ffff:10.1.2.4", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.net.v6, 0);
+	ck_assert_uint_eq(c.prefix, 32);
+	ck_assert(in("::ffff:10.1.2.4", "10.1.2.4"));
+	ck_assert(in("::ffff:10.1.2.4/128", "10.1.2.4"));
+	ck_assert(!in("::ffff:10.1.2.4", "10.1.2.5"));
+	ck_assert(!in("::ffff:10.1.2.4", "::1"));
+	/* the whole mapped range is every IPv4 address and no IPv6 one */
+	ck_assert(in("::ffff:0:0/96", "10.1.2.4"));
+	ck_assert(in("::ffff:0.0.0.0/96", "255.255.255.255"));
+	ck_assert(!in("::ffff:0:0/96", "::1"));
+	ck_assert(!in("::ffff:0:0/96", "2001:db8::1"));
+	/* a mapped /120 is the IPv4 /24 */
+	ck_assert_int_eq(cidr_parse(&c, "::ffff:10.1.2.0/120", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.prefix, 24);
+	ck_assert(in("::ffff:10.1.2.0/120", "10.1.2.255"));
+	ck_assert(!in("::ffff:10.1.2.0/120", "10.1.3.0"));
+	ck_assert(in("::ffff:10.0.0.0/104", "10.200.0.1"));
+	ck_assert(!in("::ffff:10.0.0.0/104", "11.0.0.1"));
+	/* mixed and hex spellings of the same address */
+	ck_assert(in("0:0:0:0:0:ffff:10.1.2.4", "10.1.2.4"));
+	ck_assert(in("::FFFF:a01:204", "10.1.2.4"));
+	ck_assert(in("::ffff:a01:200/120", "10.1.2.9"));
+	/* shorter IPv6 networks stay IPv6: a mapped address is IPv4 to the analyzer */
+	ck_assert(!in("::/0", "10.1.2.4"));
+	ck_assert(!in("::/80", "10.1.2.4"));
+	ck_assert(in("::/80", "::1"));
+	/* host bits are checked against the prefix as written */
+	ck_assert_int_ne(cidr_parse(&c, "::ffff:10.1.2.4/120", err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "\"::ffff:10.1.2.4/120\" has bits set beyond its /120 prefix");
+}
+END_TEST
+
 static const char *bad(const char *s)
 {
 	static char err[128];
@@ -92,6 +134,7 @@ Suite *cidr_suite(void)
 
 	tcase_add_test(tc, match_v4);
 	tcase_add_test(tc, match_v6);
+	tcase_add_test(tc, match_mapped);
 	tcase_add_test(tc, errors);
 	suite_add_tcase(s, tc);
 	return s;

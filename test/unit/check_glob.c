@@ -1,7 +1,7 @@
 /*
  * check_glob.c - the glob matcher: each wildcard, "**" as a component and inside one, classes,
- * escapes, variables inserted literally, compile errors with their reasons, and the promise
- * that no pattern backtracks exponentially.
+ * escapes, variables inserted literally, trailing slashes of paths, compile errors with their
+ * reasons, and the promise that no pattern backtracks exponentially.
  */
 #include <check.h>
 #include <errno.h>
@@ -96,7 +96,7 @@ START_TEST(double_star)
 	YES("/a/**/b", "/a/x/y/b");
 	NO("/a/**/b", "/a/xb");
 	NO("/a/**/b", "/ab");
-	YES("/a/**", "/a/");
+	NO("/a/**", "/a/"); /* /a itself, spelt with its trailing slash (see trailing_slashes) */
 	YES("/a/**", "/a/x/y");
 	NO("/a/**", "/a");
 	NO("/a/**", "/ab");
@@ -108,6 +108,34 @@ START_TEST(double_star)
 	YES("**/.env", ".env");
 	NO("**/.env", "/srv/app/x.env");
 	YES("/x/***/y", "/x/a/b/y"); /* runs of stars are one "**" */
+}
+END_TEST
+
+/* Path mode: a path's trailing slashes do not count for a glob that does not end in '/', so
+ * "dir/" "**" never matches dir and "/" stays "/"; a glob ending in '/' asks for the slash and
+ * matches byte for byte (learn's literals). Text mode keeps every byte. */
+START_TEST(trailing_slashes)
+{
+	NO("/w/sub/**", "/w/sub/");
+	NO("/w/sub/**", "/w/sub//");
+	NO("/w/sub/*", "/w/sub/");
+	YES("/w/sub/**", "/w/sub/x/");
+	YES("/w/sub/*", "/w/sub/x/");
+	YES("/w/sub", "/w/sub/");
+	YES("/w/sub", "/w/sub//");
+	YES("/w/*", "/w/sub/");
+	YES("/", "/");
+	NO("/", "//"); /* "/" ends in '/': byte for byte, like every glob that does */
+	NO("/", "");
+	YES("/w/sub/", "/w/sub/");
+	NO("/w/sub/", "/w/sub");
+	NO("/w/sub/", "/w/sub//");
+	YES("${slash}", "/home/u/");
+	NO("${slash}", "/home/u");
+	YES("/w/**/", "/w/x/y/");
+	YES("/w/**/", "/w/");
+	ck_assert(m("/w/sub/**", 0, "/w/sub/")); /* text mode: bytes as they are */
+	ck_assert(!m("/w/sub", 0, "/w/sub/"));
 }
 END_TEST
 
@@ -274,7 +302,7 @@ START_TEST(fast_equals_slow)
 			subj[i] = "ab/"[((seed = seed * 1103515245 + 12345) >> 16) % 3];
 		g = glob_compile(pat, pl, flags, NULL, NULL, NULL, 0);
 		ck_assert_ptr_nonnull(g);
-		ck_assert_ptr_nonnull(g->tables);
+		ck_assert(g->literal || g->tables);
 		bool fast = glob_match(g, (const uint8_t *)subj, sl);
 		tb = g->tables;
 		g->tables = NULL;
@@ -283,6 +311,50 @@ START_TEST(fast_equals_slow)
 		g->tables = tb;
 		glob_free(g);
 	}
+}
+END_TEST
+
+/* The tables hold one row per class of bytes the pattern tells apart, not one per byte, and a
+ * literal pattern has none; every byte value still matches as the byte-array matcher says. */
+START_TEST(byte_classes)
+{
+	static const char *const pats[] = {
+		"/home/*/.ssh/**", "[a-c]x*", "?",	  "*/*",
+		"**/[!.]*",	   "\\xff*",  "a[^/]b**", "**/id_[rd]sa*",
+	};
+	struct glob *g;
+	uint8_t subj[3];
+
+	for (size_t k = 0; k < sizeof(pats) / sizeof(pats[0]); k++) {
+		struct glob_tables *tb;
+
+		g = glob_compile(pats[k], strlen(pats[k]), GLOB_PATH, NULL, NULL, NULL, 0);
+		ck_assert_ptr_nonnull(g);
+		ck_assert_ptr_nonnull(g->tables);
+		/* these patterns: their bytes, '/', the rest */
+		ck_assert_uint_le(g->tables->n_cls, g->n + 2);
+		for (unsigned b = 0; b < 256; b++) {
+			for (size_t n = 1; n <= 3; n++) {
+				bool fast;
+
+				subj[0] = n == 2 ? 'a' : (uint8_t)b;
+				subj[1] = n == 2 ? (uint8_t)b : 'x';
+				subj[2] = (uint8_t)b;
+				fast = glob_match(g, subj, n);
+				tb = g->tables;
+				g->tables = NULL;
+				ck_assert_msg(glob_match(g, subj, n) == fast,
+					      "\"%s\" byte %u len %zu", pats[k], b, n);
+				g->tables = tb;
+			}
+		}
+		glob_free(g);
+	}
+	g = glob_compile("/etc/shadow", 11, GLOB_PATH, NULL, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_ptr_null(g->tables);
+	ck_assert(glob_match(g, (const uint8_t *)"/etc/shadow", 11));
+	glob_free(g);
 }
 END_TEST
 
@@ -349,12 +421,14 @@ Suite *glob_suite(void)
 	tcase_add_test(core, literal);
 	tcase_add_test(core, star_and_question);
 	tcase_add_test(core, double_star);
+	tcase_add_test(core, trailing_slashes);
 	tcase_add_test(core, classes);
 	tcase_add_test(core, text_mode);
 	tcase_add_test(core, variables);
 	tcase_add_test(core, bytes);
 	tcase_add_test(core, hex_escape);
 	tcase_add_test(core, fast_equals_slow);
+	tcase_add_test(core, byte_classes);
 	tcase_add_test(core, required_literal);
 	tcase_add_test(core, long_patterns);
 	tcase_add_test(errs, errors);
