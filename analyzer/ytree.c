@@ -43,6 +43,10 @@ static int add_kid(struct ynode *parent, struct ynode *kid)
 	return 0;
 }
 
+/* Keys a mapping is scanned for duplicates as they come; past them the whole mapping is sorted
+ * at its end (check_keys_sorted): a mapping of n keys costs n log n, not n^2 / 2. */
+#define KEYS_SCANNED 16
+
 static bool scalar_eq(const struct ynode *a, const struct ynode *b)
 {
 	return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
@@ -77,11 +81,60 @@ static int check_key(struct builder *b, const struct ynode *map, const struct yn
 	}
 	if (memchr(key->str, '\0', key->len))
 		return key_error(b, key, 0);
-	for (size_t i = 0; i + 1 < map->n; i += 2) {
+	for (size_t i = 0; i + 1 < map->n && map->n < 2 * KEYS_SCANNED; i += 2) {
 		if (scalar_eq(map->kids[i], key))
 			return key_error(b, key, map->kids[i]->pos.line);
 	}
 	return 0;
+}
+
+struct key_at {
+	const struct ynode *key;
+	size_t i; /* its place in the mapping */
+};
+
+static int key_at_cmp(const void *pa, const void *pb)
+{
+	const struct key_at *a = pa, *b = pb;
+	int c;
+
+	if (a->key->len != b->key->len)
+		return a->key->len < b->key->len ? -1 : 1;
+	c = memcmp(a->key->str, b->key->str, a->key->len);
+	if (c)
+		return c;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* At the end of a mapping of KEYS_SCANNED keys or more (check_key scanned only the first ones
+ * as they came): its keys sorted, the earliest key that repeats one before it is reported,
+ * as check_key would have. */
+static int check_keys_sorted(struct builder *b, const struct ynode *map)
+{
+	size_t n = map->n / 2, dup = SIZE_MAX, first = 0;
+	struct key_at *k;
+
+	if (n <= KEYS_SCANNED)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	if (!k) {
+		diag_error(b->d, &map->pos, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct key_at){map->kids[2 * i], i};
+	qsort(k, n, sizeof(*k), key_at_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (scalar_eq(k[i - 1].key, k[i].key) && k[i].i < dup &&
+		    (i < 2 || !scalar_eq(k[i - 2].key, k[i].key))) {
+			dup = k[i].i;
+			first = k[i - 1].i;
+		}
+	}
+	free(k);
+	if (dup == SIZE_MAX)
+		return 0;
+	return key_error(b, map->kids[2 * dup], map->kids[2 * first]->pos.line);
 }
 
 static int attach(struct builder *b, struct ynode *n)
@@ -204,9 +257,10 @@ static int on_event(struct builder *b, const yaml_event_t *ev)
 	case YAML_MAPPING_START_EVENT:
 		return on_start(b, ev, YN_MAP);
 	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
 		b->depth--;
 		return 0;
+	case YAML_MAPPING_END_EVENT:
+		return check_keys_sorted(b, b->stack[--b->depth]);
 	case YAML_ALIAS_EVENT:
 		return reject(b, ev, "YAML aliases are not supported");
 	default:

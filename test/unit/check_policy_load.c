@@ -44,6 +44,37 @@ static const char *load_bytes(const char *bytes, size_t len)
 
 #define LOAD(lit) load_bytes(lit, sizeof(lit) - 1)
 
+/* --- duplicate keys ------------------------------------------------------------------------ */
+
+/* A lists mapping of n keys l0 .. l<n-1> (line i + 3 holds l<i>) where key `again` is written
+ * once more in place of key `at` (-1: none). */
+static const char *dup_lists(int n, int again, int at)
+{
+	static char buf[64 * 1024];
+	size_t k = (size_t)snprintf(buf, sizeof(buf), "version: 1\nlists:\n");
+
+	for (int i = 0; i < n; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "  l%d: [x]\n", i == at ? again : i);
+	ck_assert_uint_lt(k, sizeof(buf));
+	return load_bytes(buf, k);
+}
+
+/* Small mappings are checked key by key, large ones sorted at their end: the same message for
+ * the same file either way, the earliest repeat reported. */
+START_TEST(duplicate_keys)
+{
+	ck_assert_str_eq(dup_lists(10, 3, 7),
+			 "p.yaml:10:3: duplicate key \"l3\" (first at line 6)");
+	ck_assert_str_eq(dup_lists(3000, 5, 2500),
+			 "p.yaml:2503:3: duplicate key \"l5\" (first at line 8)");
+	ck_assert_str_eq(dup_lists(3000, 2990, 2995),
+			 "p.yaml:2998:3: duplicate key \"l2990\" (first at line 2993)");
+	ck_assert_str_eq(dup_lists(3000, -1, -1), "");
+	ck_assert_str_eq(dup_lists(17, 16, 16), ""); /* its own place: no repeat */
+	ck_assert_str_eq(dup_lists(17, 0, 16), "p.yaml:19:3: duplicate key \"l0\" (first at line 3)");
+}
+END_TEST
+
 /* --- encoding ----------------------------------------------------------------------------- */
 
 /* A version line, 49 comment lines, line 51 holding prefix and the byte bad, a last line. */
@@ -237,6 +268,7 @@ Suite *policy_load_suite(void)
 	tcase_add_checked_fixture(enc, NULL, leave_tmpdir);
 	tcase_add_checked_fixture(names, NULL, leave_tmpdir);
 	tcase_add_checked_fixture(ov, NULL, leave_tmpdir);
+	tcase_add_test(enc, duplicate_keys);
 	tcase_add_test(enc, bad_byte_line);
 	tcase_add_test(enc, nul_byte_line);
 	tcase_add_loop_test(names, names_refused, 0, sizeof(bad_names) / sizeof(bad_names[0]));
