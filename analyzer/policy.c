@@ -131,10 +131,8 @@ static int list_parse(struct pol_loader *ld, const struct ynode *key, const stru
 	struct pol_list *l, *old;
 	int err;
 
-	if (!pol_name_ok(key->str, key->len)) {
-		diag_error(ld->d, &key->pos, "bad list name (letters, digits, '_', '-', '.', ':')");
+	if (pol_check_name(ld, key, "list name"))
 		return -EINVAL;
-	}
 	if (val->kind == YN_MAP) {
 		if (pol_check_keys(ld, val, listdef_keys, "list definition"))
 			return -EINVAL;
@@ -261,11 +259,8 @@ static int macro_parse(struct pol_loader *ld, const struct ynode *key, const str
 	struct pol_macro *m, *old;
 	int err;
 
-	if (!pol_name_ok(key->str, key->len)) {
-		diag_error(ld->d, &key->pos,
-			   "bad macro name (letters, digits, '_', '-', '.', ':')");
+	if (pol_check_name(ld, key, "macro name"))
 		return -EINVAL;
-	}
 	if (val->kind == YN_MAP && (ynode_get(val, "condition") || ynode_get(val, "override"))) {
 		if (pol_check_keys(ld, val, macrodef_keys, "macro definition"))
 			return -EINVAL;
@@ -326,27 +321,38 @@ static int read_all(int fd, uint8_t **out, size_t *len)
 {
 	struct stat st;
 	uint8_t *buf;
-	size_t got = 0;
+	size_t got = 0, cap;
 	ssize_t n;
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	if ((uint64_t)st.st_size > POLICY_FILE_MAX)
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return -ENOTSUP; /* a device: no end to trust (/dev/zero), or one that blocks */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > POLICY_FILE_MAX)
 		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
+	/* a regular file: its size, a short read is an error (it shrank); a pipe (<(...)): up to
+	 * one byte past the limit, to tell a policy at it from one beyond */
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : POLICY_FILE_MAX + 1;
+	buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
-	while (got < (size_t)st.st_size) {
-		n = read(fd, buf + got, (size_t)st.st_size - got);
+	while (got < cap) {
+		n = read(fd, buf + got, cap - got);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && S_ISFIFO(st.st_mode))
+			break;
 		if (n <= 0) {
 			free(buf);
 			return n < 0 ? -errno : -EIO;
 		}
 		got += (size_t)n;
+	}
+	if (got > POLICY_FILE_MAX) {
+		free(buf);
+		return -EFBIG;
 	}
 	*out = buf;
 	*len = got;
@@ -381,8 +387,15 @@ static int check_version(struct pol_loader *ld, const struct ynode *root)
 		return -EINVAL;
 	}
 	if (ynode_int(v, &ver)) {
-		diag_error(ld->d, &v->pos, "\"version\" takes an integer, not %s",
-			   ynode_kind_name(v));
+		char *q = v->kind == YN_SCALAR ? pol_strdup_escaped(v->str, v->len) : NULL;
+
+		if (q)
+			diag_error(ld->d, &v->pos, "\"version\" takes an integer, not %s\"%s\"",
+				   v->quoted ? "the string " : "", q);
+		else
+			diag_error(ld->d, &v->pos, "\"version\" takes an integer, not %s",
+				   ynode_kind_name(v));
+		free(q);
 		return -EINVAL;
 	}
 	if (ver != POLICY_VERSION) {
@@ -441,7 +454,9 @@ int policy__load_file(struct policy *p, const char *path, struct diag *d)
 		struct srcpos whole = {.file = f->path};
 
 		diag_error(d, &whole, "failed to read policy: %s",
-			   err == -EFBIG ? "larger than 16 MiB" : strerror(-err));
+			   err == -EFBIG     ? "larger than 16 MiB"
+			   : err == -ENOTSUP ? "not a regular file or a pipe"
+					     : strerror(-err));
 		goto cleanup;
 	}
 	f->size = len;

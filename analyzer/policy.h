@@ -329,7 +329,11 @@ int pol_check_keys(struct pol_loader *ld, const struct ynode *map, const char *c
 void pol_unknown_key(struct pol_loader *ld, const struct ynode *key, const char *what,
 		     const char *const *cands);
 const char *pol_suggest(const char *s, const char *const *cands);
+#define POL_NAME_MAX 128 /* bytes of a list or macro name or a rule id */
 bool pol_name_ok(const char *s, size_t len);
+/* 0 when n is a name (pol_name_ok); else an error in ld naming what ("list name", ...): too
+ * long, or the characters it may hold. */
+int pol_check_name(struct pol_loader *ld, const struct ynode *n, const char *what);
 
 /* By name, through p->names (policy_names.c); NULL when there is none. */
 struct pol_list *policy_find_list(const struct policy *p, const char *name);

@@ -101,7 +101,8 @@ static struct cond *parse_macro_ref(struct pol_loader *ld, const struct ynode *k
 			   ynode_kind_name(v));
 		return NULL;
 	}
-	m = policy_find_macro(ld->p, v->str);
+	/* a name with a NUL byte is no macro's ("m\0x" must not find m) */
+	m = strlen(v->str) == v->len ? policy_find_macro(ld->p, v->str) : NULL;
 	if (!m) {
 		char *s = pol_strdup_escaped(v->str, v->len);
 

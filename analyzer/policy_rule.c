@@ -349,23 +349,14 @@ static int rule_new(struct pol_loader *ld, const struct rule_src *s, struct pol_
 	return 0;
 }
 
-#define RULE_ID_MAX 128 /* bytes: the limit of pol_name_ok (policy_util.c) */
-
-/* The rule's id: present, a name (pol_name_ok), with a message saying what is wrong. */
+/* The rule's id: present, a name (pol_name_ok). */
 static int check_id(struct pol_loader *ld, const struct ynode *rule, const struct ynode *id)
 {
 	if (!id) {
 		diag_error(ld->d, &rule->pos, "rule has no \"id\"");
 		return -EINVAL;
 	}
-	if (ynode_is_string(id) && pol_name_ok(id->str, id->len))
-		return 0;
-	if (ynode_is_string(id) && id->len > RULE_ID_MAX)
-		diag_error(ld->d, &id->pos, "rule id is %zu characters long (at most %d)", id->len,
-			   RULE_ID_MAX);
-	else
-		diag_error(ld->d, &id->pos, "bad rule id (letters, digits, '_', '-', '.', ':')");
-	return -EINVAL;
+	return pol_check_name(ld, id, "rule id");
 }
 
 static int rule_parse(struct pol_loader *ld, const struct ynode *n)

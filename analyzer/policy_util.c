@@ -36,7 +36,7 @@ char *pol_strdup_escaped(const char *s, size_t len)
 /* Names of lists, macros and rule ids: letters, digits, '_', '-', '.', ':'; first alnum. */
 bool pol_name_ok(const char *s, size_t len)
 {
-	if (len == 0 || len > 128 || strlen(s) != len)
+	if (len == 0 || len > POL_NAME_MAX || strlen(s) != len)
 		return false;
 	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
@@ -47,6 +47,18 @@ bool pol_name_ok(const char *s, size_t len)
 			return false;
 	}
 	return true;
+}
+
+int pol_check_name(struct pol_loader *ld, const struct ynode *n, const char *what)
+{
+	if (ynode_is_string(n) && pol_name_ok(n->str, n->len))
+		return 0;
+	if (ynode_is_string(n) && n->len > POL_NAME_MAX)
+		diag_error(ld->d, &n->pos, "%s is %zu characters long (at most %d)", what, n->len,
+			   POL_NAME_MAX);
+	else
+		diag_error(ld->d, &n->pos, "bad %s (letters, digits, '_', '-', '.', ':')", what);
+	return -EINVAL;
 }
 
 /* --- shared checks ------------------------------------------------------------------------ */

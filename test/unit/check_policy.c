@@ -44,7 +44,7 @@ static const struct bad bad_policies[] = {
 		  "sequence"},
 	{"rules: []\n", "p.yaml:1:1: missing \"version\" (this analyzer reads version 1)"},
 	{"version: 2\n", "p.yaml:1:10: unsupported policy version 2 (this analyzer reads 1)"},
-	{"version: one\n", "p.yaml:1:10: \"version\" takes an integer, not a scalar"},
+	{"version: one\n", "p.yaml:1:10: \"version\" takes an integer, not \"one\""},
 	{"version: 1\nrulez: []\n", "p.yaml:2:1: unknown top-level key \"rulez\" (did you mean "
 				    "\"rules\"?)"},
 	{"version: 1\nrules: {a: 1}\n", "p.yaml:2:8: \"rules\" takes a sequence of rules, not a "

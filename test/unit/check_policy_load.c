@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy.h"
 #include "policy_testlib.h"
@@ -204,6 +205,77 @@ START_TEST(length_limits)
 }
 END_TEST
 
+/* List and macro names have the rule id's limit and message. */
+START_TEST(name_length_limits)
+{
+	char name[140], buf[512];
+	int len;
+
+	in_tmpdir();
+	memset(name, 'n', 129);
+	name[129] = '\0';
+	len = snprintf(buf, sizeof(buf), "version: 1\nlists:\n  %s: [x]\n", name);
+	ck_assert_str_eq(load_bytes(buf, (size_t)len),
+			 "p.yaml:3:3: list name is 129 characters long (at most 128)");
+	len = snprintf(buf, sizeof(buf), "version: 1\nmacros:\n  %s: {op: exec}\n", name);
+	ck_assert_str_eq(load_bytes(buf, (size_t)len),
+			 "p.yaml:3:3: macro name is 129 characters long (at most 128)");
+	name[128] = '\0';
+	len = snprintf(buf, sizeof(buf), "version: 1\nmacros:\n  %s: {op: exec}\n", name);
+	ck_assert_str_eq(load_bytes(buf, (size_t)len), "");
+}
+END_TEST
+
+/* A version that is no integer is quoted as written. */
+START_TEST(version_messages)
+{
+	in_tmpdir();
+	ck_assert_str_eq(LOAD("version: 1.0\n"),
+			 "p.yaml:1:10: \"version\" takes an integer, not \"1.0\"");
+	ck_assert_str_eq(LOAD("version: \"1\"\n"),
+			 "p.yaml:1:10: \"version\" takes an integer, not the string \"1\"");
+	ck_assert_str_eq(LOAD("version: [1]\n"),
+			 "p.yaml:1:10: \"version\" takes an integer, not a sequence");
+}
+END_TEST
+
+/* A macro reference holding a NUL names no macro, not the one before the NUL. */
+START_TEST(macro_ref_nul)
+{
+	in_tmpdir();
+	ck_assert_str_eq(LOAD(HDR "macros:\n  m: {op: exec}\nrules:\n- id: r\n  description: d\n"
+				  "  severity: high\n  category: c\n  condition: {macro: \"m\\0x\"}\n"),
+			 "p.yaml:9:22: unknown macro \"m\\x00x\" (macros must be defined before "
+			 "use)");
+}
+END_TEST
+
+/* A policy from a pipe (-p <(...)) is read to its end; a device is refused by name. */
+START_TEST(pipe_and_device)
+{
+	static const char text[] = "version: 1\nrules:\n- id: r\n  description: d\n"
+				   "  severity: high\n  category: c\n  condition: {op: exec}\n";
+	struct policy *p = policy__new();
+	struct diag d = {0};
+	char path[32];
+	int fds[2];
+
+	ck_assert_int_eq(pipe(fds), 0);
+	ck_assert_int_eq(write(fds[1], text, sizeof(text) - 1), (int)sizeof(text) - 1);
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
+	ck_assert_msg(policy__load_file(p, path, &d) == 0, "%s", diag_first(&d));
+	ck_assert_uint_eq(p->n_rules, 1);
+	ck_assert_uint_eq(p->files[0].size, sizeof(text) - 1);
+	close(fds[0]);
+	ck_assert_int_eq(policy__load_file(p, "/dev/null", &d), -ENOTSUP);
+	ck_assert_str_eq(diag_first(&d), "/dev/null: failed to read policy: not a regular file or "
+					  "a pipe");
+	diag_fini(&d);
+	policy__free(p);
+}
+END_TEST
+
 /* --- overrides ---------------------------------------------------------------------------- */
 
 START_TEST(same_file_override)
@@ -273,6 +345,10 @@ Suite *policy_load_suite(void)
 	tcase_add_test(enc, nul_byte_line);
 	tcase_add_loop_test(names, names_refused, 0, sizeof(bad_names) / sizeof(bad_names[0]));
 	tcase_add_test(names, length_limits);
+	tcase_add_test(names, name_length_limits);
+	tcase_add_test(names, version_messages);
+	tcase_add_test(names, macro_ref_nul);
+	tcase_add_test(names, pipe_and_device);
 	tcase_add_test(ov, same_file_override);
 	tcase_add_test(ov, override_across_files);
 	suite_add_tcase(s, enc);
