@@ -54,6 +54,7 @@ static bool listed(const struct attach_proc *v, size_t n, uint32_t pid)
  * were added, or -errno. */
 static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t *cap)
 {
+	uint32_t self = (uint32_t)getpid(); /* never seeded (attach.h) */
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int added = 0;
@@ -66,7 +67,8 @@ static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		if (listed(*v, *n, pid) || read_ppid(pid, &ppid) || !listed(*v, *n, ppid))
+		if (pid == self || listed(*v, *n, pid) || read_ppid(pid, &ppid) ||
+		    !listed(*v, *n, ppid))
 			continue;
 		if (*n == *cap) {
 			struct attach_proc *nv = realloc(*v, *cap * 2 * sizeof(**v));
@@ -138,6 +140,40 @@ static int status_field(const char *line, const char *key, unsigned long *v)
 	if (strncmp(line, key, k))
 		return -ENOENT;
 	*v = strtoul(line + k, NULL, 10);
+	return 0;
+}
+
+/* /proc/TID of a thread exists too (unlisted), and reads as its process would: only the Tgid
+ * line tells them apart. */
+int attach_check_target(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long tgid = 0;
+	bool found = false;
+	FILE *f;
+
+	if (pid == getpid()) {
+		p_err("--pid %d is the collector itself", (int)pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		p_err("--pid %d: no such process", (int)pid);
+		return -ESRCH;
+	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = status_field(line, "Tgid:", &tgid) == 0;
+	fclose(f);
+	if (!found) {
+		p_err("--pid %d: cannot read its thread group", (int)pid);
+		return -EINVAL;
+	}
+	if (tgid != (unsigned long)pid) {
+		p_err("--pid %d is a thread of process %lu, not a process: give --pid %lu",
+		      (int)pid, tgid, tgid);
+		return -EINVAL;
+	}
 	return 0;
 }
 

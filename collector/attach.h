@@ -3,6 +3,11 @@
  * into the tracked set first; every process already below it is found in /proc and added, in
  * passes until one finds nothing new (children forked by a process already tracked are added
  * by the kernel side itself, so the scan only has to catch up with what existed before).
+ *
+ * The collector itself is never seeded, even when PID (or the group) is one of its ancestors
+ * (--pid $$ from the shell that runs it, --pid 1): its own reads of /proc, bpf() calls and
+ * privilege drop are not the server's. Its descendants need no exclusion of their own: it
+ * starts no process when attaching, and what an untracked process forks is never tracked.
  */
 #ifndef MW_COLLECTOR_ATTACH_H
 #define MW_COLLECTOR_ATTACH_H
@@ -20,6 +25,10 @@ struct attach_proc {
 	uint32_t ppid;
 };
 
+/* Checks that --pid names a process (a thread group leader), not a thread of one, nor the
+ * collector itself. 0, or -ESRCH / -EINVAL with one line logged. */
+int attach_check_target(pid_t pid);
+
 /* Checks pid names a live process, tracks it and its descendants. *out (malloc'd, target
  * first) lists what was seeded. 0 or -errno with one line logged. */
 int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n);
@@ -29,8 +38,8 @@ int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n
 int attach_seed_below(struct loader *l, struct attach_proc **v, size_t *n, size_t *cap);
 
 /* --pgid mode (attach_group.c). The process to watch for the end of the recording: the group's
- * leader (pid == pgid) while it lives, else the lowest pid still in the group; -ESRCH when the
- * group is empty. */
+ * leader (pid == pgid) while it lives, else the lowest pid still in the group, never the
+ * collector itself; -ESRCH when the group has no other member. */
 int attach_group_target(pid_t pgid, pid_t *target);
 
 /* Tracks every process of the group pgid and everything below them; *out (malloc'd, target

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach.h"
 #include "invoker.h"
@@ -45,9 +46,11 @@ static int read_ids(uint32_t pid, uint32_t *ppid, uint32_t *pgrp)
 	return 0;
 }
 
-/* Calls fn for every live process of the group, in /proc order; stops on its non-zero return. */
+/* Calls fn for every live process of the group but the collector itself (attach.h), in /proc
+ * order; stops on its non-zero return. */
 static int each_member(pid_t pgid, int (*fn)(void *ctx, uint32_t pid, uint32_t ppid), void *ctx)
 {
+	uint32_t self = (uint32_t)getpid();
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	int err = 0;
@@ -60,7 +63,7 @@ static int each_member(pid_t pgid, int (*fn)(void *ctx, uint32_t pid, uint32_t p
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		if (read_ids(pid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid)
+		if (pid != self && read_ids(pid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid)
 			err = fn(ctx, pid, ppid);
 	}
 	closedir(d);
@@ -83,7 +86,8 @@ int attach_group_target(pid_t pgid, pid_t *target)
 	pid_t best = 0;
 	int err;
 
-	if (read_ids((uint32_t)pgid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid) {
+	if (pgid != getpid() && read_ids((uint32_t)pgid, &ppid, &pgrp) == 0 &&
+	    pgrp == (uint32_t)pgid) {
 		*target = pgid;
 		return 0;
 	}

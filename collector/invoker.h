@@ -2,10 +2,11 @@
  * invoker.h - who asked for this recording when the collector runs through sudo. A sudoers rule
  * that lets a user run mcpwitness-collect must not hand that user root: through sudo by a
  * non-root user, COMMAND runs as that user only (never root, never someone else), attach
- * targets must be theirs, and the files the collector creates on their behalf (the trace, the
- * control FIFO) are created with their filesystem rights, so they can only create what they
- * could create anyway (a root-created file in /etc/cron.d with channel bytes in it would be a
- * way to root).
+ * targets must be theirs, and what the collector creates on their behalf is created only where
+ * they could create it themselves (a root-created file in /etc/cron.d with channel bytes in it
+ * would be a way to root): the control FIFO with their filesystem rights; the trace in a
+ * directory resolved and checked with their rights, but as root's own file (output.h), so the
+ * server, which runs as that user, cannot rewrite its trace.
  */
 #ifndef MW_COLLECTOR_INVOKER_H
 #define MW_COLLECTOR_INVOKER_H

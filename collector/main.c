@@ -3,9 +3,13 @@
  * judgements: what the monitored MCP server and its descendants did, as the kernel saw it,
  * into a signed trace that the unprivileged analyzer checks and interprets elsewhere.
  *
- * The order is the one DESIGN.md section 10 fixes: options, signing key, BPF (mounting tracefs
- * only if a program needs it), output, launch or attach, privilege drop (sandbox.c); then the
- * recording loop, which needs nothing the sandbox took away.
+ * The order is the one DESIGN.md section 10 fixes, but for the output: options (inherited fds
+ * checked before we open any of our own), signing key, signal handling, output, control
+ * channel, BPF (mounting tracefs only if a program needs it), launch or attach, privilege drop
+ * (sandbox.c); then the recording loop, which needs nothing the sandbox took away. The output
+ * comes before BPF so that waiting for a FIFO's reader holds no program attached to every
+ * syscall on the host, and signal handling before the output so that INT, TERM or HUP can end
+ * that wait. A failure to set up removes the trace file we created (output_discard).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -41,8 +45,7 @@ struct collector {
 	struct mcpt_signer *signer;
 	struct session session;
 	struct loader *bpf;
-	int out_fd;
-	bool out_is_file;
+	struct output out;
 	struct header_data *header;
 	struct control *control;
 	struct mcpt_writer *writer;
@@ -50,20 +53,9 @@ struct collector {
 
 static int open_output(struct collector *c)
 {
-	int fd;
-
-	if (c->opts.output) {
-		fd = invoker_fs_begin(&c->inv);
-		if (!fd)
-			fd = output_open(c->opts.output, c->cred.gid, !c->inv.via_sudo,
-					 &c->out_is_file);
-		invoker_fs_end(&c->inv);
-	} else
-		fd = output_adopt(c->opts.output_fd, &c->out_is_file);
-	if (fd < 0)
-		return fd;
-	c->out_fd = fd;
-	return 0;
+	if (c->opts.output)
+		return output_open(&c->out, c->opts.output, &c->inv, c->cred.gid, c->session.sigfd);
+	return output_adopt(&c->out, c->opts.output_fd);
 }
 
 static int start_trace(struct collector *c, const char *exe)
@@ -78,7 +70,7 @@ static int start_trace(struct collector *c, const char *exe)
 		.stdio_capture = c->opts.stdio_off ? "off" : c->opts.stdio_spec,
 		.ringbuf_bytes = (size_t)c->opts.ringbuf_mib << 20,
 	};
-	struct mcpt_writer_opts wo = { .fsync_seals = c->out_is_file, .value_table = true,
+	struct mcpt_writer_opts wo = { .fsync_seals = c->out.is_file, .value_table = true,
 				       .task_table = true, .ts_delta = true,
 				       .fork_task = true };
 
@@ -89,7 +81,7 @@ static int start_trace(struct collector *c, const char *exe)
 		p_err("failed to gather the trace header: %s", strerror(errno));
 		return -errno;
 	}
-	c->writer = mcpt_writer__new(c->out_fd, header_get(c->header), c->signer, &wo);
+	c->writer = mcpt_writer__new(c->out.fd, header_get(c->header), c->signer, &wo);
 	if (!c->writer) {
 		p_err("failed to start the trace: %s", strerror(errno));
 		return -errno;
@@ -227,6 +219,9 @@ static int check_identity(struct collector *c)
 		}
 	}
 	if (c->opts.attach_pid) {
+		err = attach_check_target(c->opts.attach_pid);
+		if (err)
+			return err;
 		err = attach_cred(c->opts.attach_pid, &c->cred);
 		if (err) {
 			p_err("--pid %d: cannot read its status: %s", (int)c->opts.attach_pid,
@@ -287,35 +282,42 @@ static int setup(struct collector *c)
 		return -EPERM;
 	}
 	err = session_init(&c->session, &c->opts);
+	if (err) {
+		p_err("failed to set up signal handling: %s", strerror(-err));
+		return err;
+	}
+	err = open_output(c);
+	if (!err)
+		err = open_control(c);
 	if (err)
 		return err;
 	c->bpf = loader__new(&lo);
 	if (!c->bpf)
 		return -errno;
 	c->session.bpf = c->bpf;
-	err = open_output(c);
-	if (!err)
-		err = open_control(c);
-	if (!err)
-		err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
 	if (!err)
 		err = sandbox_enter(c->cred.uid);
 	return err;
 }
 
-static void teardown(struct collector *c)
+/* setup_failed: no trace is left to record in (the file is removed), so a launched server
+ * must not run on unseen. */
+static void teardown(struct collector *c, bool setup_failed)
 {
 	struct launch *srv = &c->session.server;
 
-	if (!c->opts.attach_pid && srv->pid > 0 && !c->session.server_done && !c->writer)
-		kill(srv->pid, SIGKILL); /* no trace to record it in: it must not run unseen */
+	if (setup_failed) {
+		output_discard(&c->out);
+		if (!c->opts.attach_pid && srv->pid > 0 && !c->session.server_done)
+			kill(srv->pid, SIGKILL);
+	}
 	mcpt_writer__free(c->writer);
 	header_free(c->header);
 	session_fini(&c->session);
 	control__free(c->control);
 	loader__free(c->bpf);
-	if (c->out_fd >= 0)
-		close(c->out_fd);
+	output_close(&c->out);
 	mcpt_signer_free(c->signer);
 	launch_cred_fini(&c->cred);
 }
@@ -323,10 +325,11 @@ static void teardown(struct collector *c)
 int main(int argc, char **argv)
 {
 	struct collector c;
+	bool failed;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
-	c.out_fd = -1;
+	output_init(&c.out);
 	c.session.server.pid = -1;
 	c.session.sigfd = c.session.epfd = -1;
 	c.session.server.pidfd = c.session.server.gate = c.session.server.status = -1;
@@ -335,7 +338,8 @@ int main(int argc, char **argv)
 		return rc > 0 ? EXIT_SUCCESS : EXIT_SETUP;
 	log_set_level(c.opts.verbosity < 0 ? LOG_ERROR : (enum log_level)(LOG_WARN + c.opts.verbosity));
 	log_route_libbpf();
-	rc = setup(&c) ? EXIT_SETUP : session_run(&c.session);
-	teardown(&c);
+	failed = setup(&c) != 0;
+	rc = failed ? EXIT_SETUP : session_run(&c.session);
+	teardown(&c, failed);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * options.c - getopt_long parsing and --help for mcpwitness-collect.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -19,16 +20,20 @@ static const char usage_text[] =
 	"Runs COMMAND (a stdio MCP server) as the invoking user and records what it and every\n"
 	"process it creates do, as seen by the kernel through eBPF, into a signed trace.\n"
 	"With --pid, records the running process PID, the processes already below it (found\n"
-	"in /proc once, and noted as seeded) and every process it creates from then on, until\n"
-	"PID and its descendants have exited or the collector gets INT, TERM or HUP.\n"
-	"With --pgid, the same for every process of the process group PGID.\n"
+	"in /proc once, and noted as seeded) and every process they create from then on, until\n"
+	"PID has exited (then, for at most --linger seconds, while recorded processes remain)\n"
+	"or the collector gets INT, TERM or HUP; the collector itself is never recorded.\n"
+	"With --pgid, the same for every process of the process group PGID, until its leader\n"
+	"(or, without one, the member watched) has exited.\n"
 	"COMMAND's stdin, stdout and stderr are passed through untouched; INT, TERM and HUP are\n"
 	"forwarded to it; the collector exits with COMMAND's exit status (128+N if killed by\n"
 	"signal N). Diagnostics go to stderr only. Needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN,\n"
 	"CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_KILL); never install it setuid.\n"
 	"\n"
 	"options:\n"
-	"  -o, --output PATH         write the trace to PATH (a new file, or an existing FIFO)\n"
+	"  -o, --output PATH         write the trace to PATH: a new file (owned by root, readable\n"
+	"                            by the server user's group, 0640; removed again if the\n"
+	"                            collector fails to start) or an existing FIFO\n"
 	"      --output-fd N         write the trace to inherited file descriptor N instead\n"
 	"  -k, --key PATH            Ed25519 signing key (default " MW_DEFAULT_KEY ")\n"
 	"      --pid PID             attach to the running process PID instead of launching\n"
@@ -36,12 +41,14 @@ static const char usage_text[] =
 	"      --user USER           run COMMAND as USER (name or uid); default: the invoking\n"
 	"                            user from SUDO_UID/SUDO_GID\n"
 	"      --allow-root          allow COMMAND to run as root (refused otherwise)\n"
-	"      --linger SECONDS      after COMMAND exits, keep recording while its descendants\n"
-	"                            live, for at most SECONDS (default 2)\n"
+	"      --linger SECONDS      after COMMAND (or PID) exits, keep recording while recorded\n"
+	"                            processes live, for at most SECONDS (default 2)\n"
 	"      --on-collector-exit kill|keep\n"
-	"                            if recording fails (disk full, reader gone, collector\n"
-	"                            killed), kill the recorded process tree or keep it\n"
-	"                            (default: kill a launched COMMAND, keep attached ones)\n"
+	"                            if recording fails (disk full, reader gone), kill the\n"
+	"                            recorded process tree or keep it (default: kill a launched\n"
+	"                            COMMAND, keep attached ones); if the collector is killed\n"
+	"                            with SIGKILL, kill reaches COMMAND alone (SIGKILL through\n"
+	"                            PR_SET_PDEATHSIG): the processes it started run on\n"
 	"      --control PATH        read explicit marks (NDJSON lines, e.g. the mcpfz-probe\n"
 	"                            sidecar protocol) from the FIFO PATH, created if missing\n"
 	"                            and owned by COMMAND's user; each line is stored raw\n"
@@ -57,7 +64,14 @@ static const char usage_text[] =
 	"  -h, --help                show this help\n"
 	"      --version             show the version\n"
 	"\n"
-	"exit status: COMMAND's status; 2 for a usage error or a failure to start or record.\n";
+	"environment:\n"
+	"  MCPWITNESS_HIDE_HOOKS=A,B a testing aid: treat the tp_btf hooks A and B as missing on\n"
+	"                            this kernel (their programs stay unloaded, as on a kernel\n"
+	"                            without them; the trace header and stderr say so)\n"
+	"\n"
+	"exit status: launch mode: COMMAND's status (128+N if killed by signal N); --pid and\n"
+	"--pgid: 0 when the recording ended normally; 2 for a usage error or a failure to start\n"
+	"or record.\n";
 
 enum { OPT_OUTPUT_FD = 256, OPT_CONTROL, OPT_CONTROL_FD, OPT_STDIO, OPT_PID, OPT_PGID, OPT_USER, OPT_ALLOW_ROOT, OPT_LINGER, OPT_ON_EXIT, OPT_RINGBUF,
        OPT_VERSION };
@@ -109,6 +123,53 @@ static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsi
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* The option getopt_long stopped at (c is '?' or ':'). argv[at] is the element it was reading:
+ * with '+' nothing is permuted, and a cluster such as -vZq keeps its index until its end. A
+ * long option is named as written, a short one by optopt. */
+static int bad_option(int c, char **argv, int at)
+{
+	const char *a = argv[at];
+	int len = (int)strcspn(a, "=");
+
+	if (strncmp(a, "--", 2))
+		return usage_error(c == ':' ? "option '-%c' needs an argument"
+					    : "unknown option '-%c'",
+				   optopt);
+	if (c == ':')
+		return usage_error("option '%.*s' needs an argument", len, a);
+	if (optopt) /* a known option given a value it does not take */
+		return usage_error("option '%.*s' takes no argument", len, a);
+	return usage_error("unknown or ambiguous option '%s'", a);
+}
+
+/* --output-fd and --control-fd are checked before the collector opens any descriptor of its
+ * own: a number the caller never opened would later name one of ours (signalfd, epoll, BPF). */
+static int check_fd(const char *opt, int fd, bool for_write)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return usage_error("%s %d is not an open file descriptor", opt, fd);
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == (for_write ? O_RDONLY : O_WRONLY))
+		return usage_error("%s %d is not open for %s", opt, fd,
+				   for_write ? "writing" : "reading");
+	return 0;
+}
+
+static int check_fds(const struct options *o)
+{
+	int err = 0;
+
+	if (o->output_fd >= 0 && o->output_fd == o->control_fd)
+		return usage_error("--output-fd and --control-fd name the same descriptor %d",
+				   o->output_fd);
+	if (o->output_fd >= 0)
+		err = check_fd("--output-fd", o->output_fd, true);
+	if (!err && o->control_fd >= 0)
+		err = check_fd("--control-fd", o->control_fd, false);
+	return err;
 }
 
 static int parse_stdio(struct options *o, const char *arg)
@@ -200,7 +261,7 @@ static int parse_one(struct options *o, int c, const char *arg)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	int c, err;
+	int c, err, at;
 
 	memset(o, 0, sizeof(*o));
 	o->output_fd = -1;
@@ -210,7 +271,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->ringbuf_mib = 16;
 	snprintf(o->stdio_spec, sizeof(o->stdio_spec), "full");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:k:qvh", long_opts, NULL)) != -1) {
+	while ((at = optind, c = getopt_long(argc, argv, "+:o:k:qvh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return 1;
@@ -220,7 +281,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			return 1;
 		}
 		if (c == '?' || c == ':')
-			return usage_error("bad or incomplete option '%s'", argv[optind - 1]);
+			return bad_option(c, argv, at);
 		err = parse_one(o, c, optarg);
 		if (err)
 			return err;
@@ -233,6 +294,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		return usage_error("%s", "--control and --control-fd exclude each other");
 	if (o->attach_pid && o->attach_pgid)
 		return usage_error("%s", "--pid and --pgid exclude each other");
+	err = check_fds(o);
+	if (err)
+		return err;
 	if (o->attach_pid || o->attach_pgid) {
 		if (optind < argc)
 			return usage_error("%s", "--pid/--pgid and a COMMAND exclude each other");

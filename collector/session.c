@@ -141,7 +141,11 @@ int session_add_control(struct session *s, struct control *c)
 	return 0;
 }
 
-/* Reads the control channel when it has something (bounded per turn). */
+/* Reads the control channel when it has something (bounded per turn). At its end (a
+ * --control-fd closed by its writer) or on a read error, it is no longer watched: marks are
+ * the client's supplement to the observed channel, so losing them ends neither the recording
+ * nor the server (one warning says so), and a descriptor that keeps failing must not keep the
+ * loop spinning. */
 static void read_control(struct session *s)
 {
 	int r;
@@ -149,13 +153,14 @@ static void read_control(struct session *s)
 	if (!s->control || s->write_err)
 		return;
 	r = control__read(s->control, on_control_line, s);
-	if (r == 1) { /* --control-fd closed by its writer: stop watching it */
-		control__flush(s->control, on_control_line, s);
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, control__fd(s->control), NULL);
-		s->control = NULL;
-	} else if (r < 0 && !s->write_err) {
-		p_warn("failed to read the control channel: %s", strerror(-r));
-	}
+	if (r == 0 || s->write_err)
+		return;
+	if (r < 0)
+		p_warn("failed to read the control channel: %s; no more marks are read",
+		       strerror(-r));
+	control__flush(s->control, on_control_line, s);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, control__fd(s->control), NULL);
+	s->control = NULL;
 }
 
 /* Stops ring_buffer__consume (a negative return does) once this turn's budget is spent. */

@@ -237,12 +237,13 @@ class Hardening(mwtest.E2ETestCase):
                     extra=["--control", os.path.join(root_only, "ctl")])
         self.assertEqual(r.returncode, 2)
         self.assertEqual(os.listdir(root_only), [])
-        # where the user may write, the trace is theirs
+        # where the user may write, the trace is created, root's with the user's group: the
+        # user reads it, the server (running as the user) cannot rewrite it
         out = os.path.join(mine, "e.mcpt")
         r = collect(out, extra=["--control", os.path.join(mine, "ctl")])
         self.assertEqual(r.returncode, 0, r.stderr)
         st = os.stat(out)
-        self.assertEqual((st.st_uid, st.st_gid), (uid, gid))
+        self.assertEqual((st.st_uid, st.st_gid, st.st_mode & 0o777), (0, gid, 0o640))
         self.assertEqual(os.stat(os.path.join(mine, "ctl")).st_uid, uid)
         self.assertEqual(mwtest.verify(out, self.keys).returncode, 0)
 

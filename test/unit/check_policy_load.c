@@ -64,6 +64,7 @@ static const char *dup_lists(int n, int again, int at)
  * the same file either way, the earliest repeat reported. */
 START_TEST(duplicate_keys)
 {
+	in_tmpdir();
 	ck_assert_str_eq(dup_lists(10, 3, 7),
 			 "p.yaml:10:3: duplicate key \"l3\" (first at line 6)");
 	ck_assert_str_eq(dup_lists(3000, 5, 2500),

@@ -1,0 +1,313 @@
+"""test_collector_cli.py - the collector's command line and setup, where an audit found it
+wanting: who owns the trace through sudo (the server must not rewrite its own evidence), a FIFO
+without a reader (a signal ends the wait, no BPF program is attached meanwhile), attaching to an
+ancestor of the collector (the collector never records itself), what a failure to start leaves
+behind (nothing it created), inherited descriptors (checked before the collector opens its own;
+a control channel that fails is dropped, not spun on), and the wording of option errors and
+--help."""
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mwtest  # noqa: E402
+
+MAN_PAGE = os.path.join(mwtest.SOURCE_DIR, "packaging", "man", "mcpwitness-collect.8.scd")
+
+# Run by the server (as the sudo invoker, nobody): waits for the trace to hold records, then
+# tries to rewrite it every way a file's owner could, and prints what each attempt gave.
+TAMPER = r"""
+import json, os, sys, time
+path = sys.argv[1]
+while os.path.getsize(path) == 0:
+    time.sleep(0.05)
+res = {}
+def attempt(name, fn):
+    try:
+        fn()
+        res[name] = "done"
+    except OSError as e:
+        res[name] = e.errno
+attempt("truncate", lambda: os.truncate(path, 0))
+attempt("open_write", lambda: os.close(os.open(path, os.O_WRONLY)))
+attempt("chmod", lambda: os.chmod(path, 0o666))
+attempt("read", lambda: os.close(os.open(path, os.O_RDONLY)))
+print(json.dumps(res), flush=True)
+"""
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+class CollectorCli(mwtest.E2ETestCase):
+    def setUp(self):
+        super().setUp()
+        self.keys = mwtest.Keys(self.work)
+        self.trace = self.work.join("trace.mcpt")
+        self.nobody = mwtest.nobody_ids()
+
+    def popen(self, cmd, **kw):
+        """Starts cmd; the cleanup ends it by its pid if it is still running."""
+        kw.setdefault("stdin", subprocess.DEVNULL)
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = subprocess.Popen(cmd, text=True, **kw)
+
+        def end():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for f in (p.stdout, p.stderr):
+                if f:
+                    f.close()
+        self.addCleanup(end)
+        return p
+
+    def kill_later(self, pid):
+        self.addCleanup(lambda: alive(pid) and os.kill(pid, signal.SIGKILL))
+
+    def collect(self, args, command=("/bin/true",), user="nobody", env=None, **kw):
+        cmd = [mwtest.COLLECT, "-k", self.keys.secret] + list(args)
+        if user:
+            cmd += ["--user", user]
+        return subprocess.run(cmd + ["--"] + list(command), capture_output=True, text=True,
+                              timeout=120, env=env, **kw)
+
+    def assert_one_line(self, err, want):
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn(want, lines[0])
+
+    # 1 ----------------------------------------------------------------------------------------
+    def test_through_sudo_the_server_cannot_rewrite_its_trace(self):
+        uid, gid = self.nobody
+        env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid), SUDO_USER="nobody")
+        mine = self.work.mkdir("mine", owner=(uid, gid), mode=0o755)
+        out = os.path.join(mine, "tamper.mcpt")
+        r = self.collect(["-o", out], ["python3", "-c", TAMPER, out], user=None, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        for attempt in ("truncate", "open_write", "chmod"):
+            self.assertIn(got[attempt], (1, 13), "the server could %s its trace: %s"
+                          % (attempt, got))  # EPERM or EACCES
+        self.assertEqual(got["read"], "done", "the invoking user must be able to read it")
+        st = os.stat(out)
+        self.assertEqual((st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)), (0, gid, 0o640))
+        v = mwtest.verify(out, self.keys)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+
+    def test_through_sudo_nothing_is_created_where_the_invoker_cannot(self):
+        uid, gid = self.nobody
+        env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid), SUDO_USER="nobody")
+        root_only = self.work.mkdir("rootonly", mode=0o755)
+        closed = self.work.mkdir("closed", mode=0o700)
+        self.work.mkdir("closed", "sub", mode=0o777)
+        for out in (os.path.join(root_only, "a.mcpt"), os.path.join(closed, "sub", "b.mcpt")):
+            r = self.collect(["-o", out], user=None, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assert_one_line(r.stderr, "Permission denied")
+        self.assertEqual(os.listdir(root_only), [])
+        self.assertEqual(os.listdir(os.path.join(closed, "sub")), [])
+
+    # 2 ----------------------------------------------------------------------------------------
+    def test_fifo_without_reader_ends_on_a_signal_with_nothing_attached(self):
+        fifo = self.work.join("out.fifo")
+        os.mkfifo(fifo)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            p = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", fifo, "--user",
+                            "nobody", "--", "/bin/true"])
+            time.sleep(1.0)  # well into the wait
+            self.assertIsNone(p.poll(), p.stderr.read() if p.poll() is not None else "")
+            self.assertEqual(mwtest.leftover_programs(), [],
+                             "BPF programs attached while waiting for a reader")
+            p.send_signal(sig)
+            rc = p.wait(timeout=10)
+            err = p.stderr.read()
+            self.assertEqual(rc, 2, err)
+            self.assert_one_line(err, "failed to open FIFO %s: signal %d" % (fifo, sig))
+            self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    def test_fifo_reader_coming_late_gets_the_trace(self):
+        fifo = self.work.join("late.fifo")
+        os.mkfifo(fifo)
+        p = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", fifo, "--user", "nobody",
+                        "--", "/bin/sh", "-c", "ls / >/dev/null"])
+        time.sleep(0.7)
+        copy = self.work.join("late.mcpt")
+        with open(copy, "wb") as f:
+            reader = self.popen(["cat", fifo], stdout=f)
+            rc = p.wait(timeout=60)
+            reader.wait(timeout=30)
+        self.assertEqual(rc, 0, p.stderr.read())
+        v = mwtest.verify(copy, self.keys)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+
+    # 3 ----------------------------------------------------------------------------------------
+    def attach_from_below(self, mode):
+        """A shell runs the collector in the background, attached (mode --pid or --pgid) to the
+        shell itself or its group, and prints the collector's pid; returns (shell, collector
+        pid, records)."""
+        script = '"$0" -k "$1" -o "$2" %s $$ & echo $!; wait $!; echo "rc=$?"' % mode
+        sh = self.popen(["/bin/sh", "-c", script, mwtest.COLLECT, self.keys.secret, self.trace],
+                        start_new_session=True)  # so that $$ is also the group's id
+        self.kill_later(sh.pid)
+        collector = int(sh.stdout.readline())
+        self.kill_later(collector)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(self.trace) and
+                                              os.path.getsize(self.trace) > 0):
+            time.sleep(0.05)
+        time.sleep(0.5)  # the collector reads, calls bpf() and drops privileges meanwhile
+        os.kill(collector, signal.SIGINT)
+        out, err = sh.communicate(timeout=60)
+        self.assertIn("rc=0", out, err)
+        v = mwtest.verify(self.trace, self.keys)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        return sh, collector, mwtest.dump_json(self.trace)
+
+    def test_attaching_to_an_ancestor_never_records_the_collector(self):
+        for mode in ("--pid", "--pgid"):
+            with self.subTest(mode=mode):
+                if os.path.exists(self.trace):
+                    os.unlink(self.trace)
+                sh, collector, recs = self.attach_from_below(mode)
+                procs = {r["pid"]: r["kind"] for r in recs if r.get("type") == "proc" and
+                         r.get("kind") in ("TARGET", "SEEDED")}
+                self.assertEqual(procs.get(sh.pid), "TARGET", procs)
+                self.assertNotIn(collector, procs)
+                mine = [r for r in recs if r.get("pid") == collector]
+                self.assertEqual(mine, [], "the collector's own actions are in the trace")
+
+    def test_attach_refuses_a_thread(self):
+        ready = threading.Event()
+        tid = []
+
+        def worker():
+            tid.append(threading.get_native_id())
+            ready.set()
+            time.sleep(2)
+        t = threading.Thread(target=worker)
+        t.start()
+        self.addCleanup(t.join)
+        ready.wait(5)
+        r = subprocess.run([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pid",
+                            str(tid[0])], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assert_one_line(r.stderr, "--pid %d is a thread of process %d, not a process"
+                             % (tid[0], os.getpid()))
+        self.assertFalse(os.path.exists(self.trace))
+
+    # 4 ----------------------------------------------------------------------------------------
+    def test_a_failure_to_start_leaves_no_trace_behind(self):
+        for extra, want in ((["--control", self.work.path], "Is a directory"),
+                            (["--control", "/nonexistent/ctl"], "No such file or directory")):
+            r = self.collect(["-o", self.trace] + extra)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assert_one_line(r.stderr, want)
+            self.assertFalse(os.path.exists(self.trace), "a failed start left %s" % self.trace)
+        r = self.collect(["-o", self.trace])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
+
+    def test_a_failure_to_start_removes_nothing_it_did_not_create(self):
+        existing = self.work.write("existing.mcpt", "evidence\n")
+        r = self.collect(["-o", existing])
+        self.assertEqual(r.returncode, 2)
+        self.assert_one_line(r.stderr, "File exists (refusing to overwrite an existing file)")
+        with open(existing) as f:
+            self.assertEqual(f.read(), "evidence\n")
+        r = self.collect(["-o", self.work.path])
+        self.assertEqual(r.returncode, 2)
+        self.assert_one_line(r.stderr, "failed to create trace %s: Is a directory"
+                             % self.work.path)
+        fifo = self.work.join("out.fifo")
+        os.mkfifo(fifo)
+        reader = self.popen(["cat", fifo], stdout=subprocess.DEVNULL)
+        r = self.collect(["-o", fifo, "--control", "/nonexistent/ctl"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        reader.wait(timeout=30)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+        rfd, wfd = os.pipe()
+        self.addCleanup(os.close, rfd)
+        r = self.collect(["--output-fd", str(wfd), "--control", "/nonexistent/ctl"],
+                         pass_fds=(wfd,))
+        os.close(wfd)
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    # 5 ----------------------------------------------------------------------------------------
+    def test_inherited_fds_are_checked_before_anything_is_opened(self):
+        rfd, wfd = os.pipe()
+        self.addCleanup(os.close, rfd)
+        self.addCleanup(os.close, wfd)
+        cases = (
+            (["-o", self.trace, "--control-fd", "9"], (), "--control-fd 9 is not an open file"),
+            (["--output-fd", "9"], (), "--output-fd 9 is not an open file descriptor"),
+            (["-o", self.trace, "--control-fd", str(wfd)], (wfd,),
+             "--control-fd %d is not open for reading" % wfd),
+            (["--output-fd", str(rfd)], (rfd,), "--output-fd %d is not open for writing" % rfd),
+            (["--output-fd", str(wfd), "--control-fd", str(wfd)], (wfd,),
+             "--output-fd and --control-fd name the same descriptor %d" % wfd),
+        )
+        for args, fds, want in cases:
+            with self.subTest(args=args):
+                r = self.collect(args, pass_fds=fds)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assert_one_line(r.stderr, want)
+                self.assertFalse(os.path.exists(self.trace))
+            if os.path.exists(self.trace):  # keeps a failure from cascading into the next
+                os.unlink(self.trace)
+
+    def test_a_failing_control_fd_is_dropped_once(self):
+        # a pty's master whose slave side is closed: every read fails with EIO, and epoll
+        # keeps reporting it ready
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        os.close(slave)
+        r = self.collect(["-o", self.trace, "--control-fd", str(master)],
+                         ["/bin/sh", "-c", "sleep 1"], pass_fds=(master,))
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assert_one_line(r.stderr, "failed to read the control channel: Input/output error")
+        self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
+
+    # 6 ----------------------------------------------------------------------------------------
+    def test_option_errors_name_the_bad_option(self):
+        for args, want in ((["-o", "t", "-vZq", "--", "true"], "unknown option '-Z'"),
+                           (["-o"], "option '-o' needs an argument"),
+                           (["--output"], "option '--output' needs an argument"),
+                           (["-o", "t", "--quiet=1"], "option '--quiet' takes no argument"),
+                           (["-o", "t", "--bogus", "--", "true"], "unknown or ambiguous option "
+                                                                  "'--bogus'")):
+            with self.subTest(args=args):
+                r = mwtest.run([mwtest.COLLECT] + args, cwd=self.work.path)
+                self.assertEqual(r.returncode, 2)
+                self.assert_one_line(r.stderr, want)
+        self.assertFalse(os.path.exists(self.work.join("t")))
+
+    def test_help_and_man_page_say_what_happens(self):
+        helptext = mwtest.run([mwtest.COLLECT, "--help"]).stdout
+        with open(MAN_PAGE, encoding="utf-8") as f:
+            page = f.read()
+        flat = lambda s: " ".join(s.split())  # noqa: E731
+        for text in (flat(helptext), flat(page)):
+            self.assertIn("MCPWITNESS_HIDE_HOOKS", text)
+            self.assertNotIn("PID and its descendants have exited", text)
+            self.assertNotIn("_PID_ and its descendants have exited", text)
+            self.assertIn("PR_SET_PDEATHSIG", text)
+        self.assertRegex(flat(helptext), r"--pid and --pgid: 0 when the recording ended")
+        self.assertNotIn("the collector killed)", flat(page))
+        self.assertIn("owned by root and the server user's group, mode 0640", flat(page))
+
+
+if __name__ == "__main__":
+    mwtest.main()
