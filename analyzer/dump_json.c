@@ -290,7 +290,9 @@ static int proc_json(json_t *o, const Mcpt__ProcInfo *p)
 	err = err ?: json_put(o, "pid", json_integer(p->pid));
 	err = err ?: json_put(o, "pstart", json_u64(p->pstart));
 	err = err ?: json_put(o, "ppid", json_integer(p->ppid));
-	err = err ?: json_put(o, "uid", json_integer(p->uid));
+	err = err ?: json_put(o, "uid", p->kind == MCPT__PROC_INFO__KIND__ALIVE_AT_END
+						? json_null() /* not known at the end (trace.proto) */
+						: json_integer(p->uid));
 	err = err ?: put_bin(o, "exe", &p->exe);
 	return err ?: json_put(o, "argv", argv_list(p->argv, p->n_argv));
 }

@@ -327,8 +327,9 @@ static void proc_text(struct strbuf *sb, const Mcpt__ProcInfo *p)
 		protobuf_c_enum_descriptor_get_value(&mcpt__proc_info__kind__descriptor, p->kind);
 
 	trace_ts(ts, sizeof(ts), p->ts);
-	strbuf_printf(sb, " %s kind=%s pid=%u ppid=%u uid=%u", ts, k ? k->name : "?", p->pid,
-		      p->ppid, p->uid);
+	strbuf_printf(sb, " %s kind=%s pid=%u ppid=%u", ts, k ? k->name : "?", p->pid, p->ppid);
+	if (p->kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END) /* not known at the end (trace.proto) */
+		strbuf_printf(sb, " uid=%u", p->uid);
 	put_bin(sb, "exe", &p->exe);
 	put_argv_list(sb, p->argv, p->n_argv);
 }

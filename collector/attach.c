@@ -143,31 +143,41 @@ static int status_field(const char *line, const char *key, unsigned long *v)
 	return 0;
 }
 
+int attach_status_value(pid_t pid, const char *key, unsigned long *v)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = status_field(line, key, v) == 0;
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
 /* /proc/TID of a thread exists too (unlisted), and reads as its process would: only the Tgid
  * line tells them apart. */
 int attach_check_target(pid_t pid)
 {
-	char path[64], line[256];
 	unsigned long tgid = 0;
-	bool found = false;
-	FILE *f;
+	int err;
 
 	if (pid == getpid()) {
 		p_err("--pid %d is the collector itself", (int)pid);
 		return -EINVAL;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		p_err("--pid %d: no such process", (int)pid);
-		return -ESRCH;
-	}
-	while (!found && fgets(line, sizeof(line), f))
-		found = status_field(line, "Tgid:", &tgid) == 0;
-	fclose(f);
-	if (!found) {
+	err = attach_status_value(pid, "Tgid:", &tgid);
+	if (err == -ENOENT) {
 		p_err("--pid %d: cannot read its thread group", (int)pid);
 		return -EINVAL;
+	}
+	if (err) {
+		p_err("--pid %d: no such process", (int)pid);
+		return -ESRCH;
 	}
 	if (tgid != (unsigned long)pid) {
 		p_err("--pid %d is a thread of process %lu, not a process: give --pid %lu",

@@ -28,6 +28,9 @@ struct attach_proc {
 /* Checks that --pid names a process (a thread group leader), not a thread of one, nor the
  * collector itself. 0, or -ESRCH / -EINVAL with one line logged. */
 int attach_check_target(pid_t pid);
+/* The number after key ("Uid:" -> the real uid) in /proc/PID/status: 0, -ENOENT without the
+ * line, or -errno. */
+int attach_status_value(pid_t pid, const char *key, unsigned long *v);
 
 /* Checks pid names a live process, tracks it and its descendants. *out (malloc'd, target
  * first) lists what was seeded. 0 or -errno with one line logged. */

@@ -167,11 +167,15 @@ static int attach_server(struct collector *c)
 		p_err("failed to watch process %d: %s", (int)pid, strerror(-err));
 	if (!err)
 		err = start_trace(c, NULL);
-	for (i = 0; !err && i < n; i++)
+	for (i = 0; !err && i < n; i++) {
+		unsigned long uid = 0; /* a process gone since the scan: 0, as in ALIVE_AT_END */
+
+		attach_status_value((pid_t)procs[i].pid, "Uid:", &uid);
 		err = session_note_proc(&c->session,
 					i == 0 ? MCPT__PROC_INFO__KIND__TARGET :
 						 MCPT__PROC_INFO__KIND__SEEDED,
-					procs[i].pid, procs[i].ppid, 0);
+					procs[i].pid, procs[i].ppid, 0, (uint32_t)uid);
+	}
 	p_info("attached to %d and %zu process(es) below it", (int)pid, n - 1);
 	free(procs);
 	return err;

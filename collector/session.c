@@ -390,7 +390,7 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 }
 
 int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
-		      uint64_t pstart)
+		      uint64_t pstart, uint32_t uid)
 {
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
 	char link[64], exe[PATH_MAX];
@@ -407,6 +407,7 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 	pi.pid = pid;
 	pi.ppid = ppid;
 	pi.pstart = pstart;
+	pi.uid = uid;
 	if (len > 0) {
 		pi.exe.data = (uint8_t *)exe;
 		pi.exe.len = (size_t)len;
@@ -422,7 +423,7 @@ static void record_alive(struct session *s)
 
 	for (i = 0; i < n && !s->write_err; i++) {
 		session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, pids[i], 0,
-				  loader__tracked_start(s->bpf, pids[i]));
+				  loader__tracked_start(s->bpf, pids[i]), 0 /* not known here */);
 		p_info("process %u is still running after the recording", pids[i]);
 	}
 }

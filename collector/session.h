@@ -56,9 +56,10 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size);
 int session_add_control(struct session *s, struct control *c);
 
 /* Writes a ProcInfo record about pid (its executable read from /proc before the sandbox; pstart
- * 0 = not known here, the pid's own records carry it). 0 or -errno. */
+ * 0 = not known here, the pid's own records carry it; uid: its real uid, read by the caller
+ * before the sandbox, 0 for ALIVE_AT_END, where it is not known). 0 or -errno. */
 int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
-		      uint64_t pstart);
+		      uint64_t pstart, uint32_t uid);
 
 /* Attach mode: watch pid (not our child) through a pidfd. 0 or -errno. */
 int session_watch(struct session *s, pid_t pid);

@@ -101,6 +101,9 @@ class Attach(mwtest.E2ETestCase):
         procs = {(p["kind"], p["pid"]): p for p in records if p["type"] == "proc"}
         self.assertIn(("TARGET", hold), procs)
         self.assertEqual(procs[("SEEDED", existing)]["ppid"], hold)
+        nobody_uid = mwtest.nobody_ids()[0]  # both run as nobody: read from /proc at attach
+        self.assertEqual(procs[("TARGET", hold)]["uid"], nobody_uid)
+        self.assertEqual(procs[("SEEDED", existing)]["uid"], nobody_uid)
         self.assertTrue(records[0]["target"]["attached"])
         tree = mwevents.tree_pids(records, [hold, existing])
         evs = mwevents.events(records)
@@ -186,8 +189,9 @@ class Attach(mwtest.E2ETestCase):
         tree = mwevents.tree_pids(records, [records[0]["target"]["pid"]])
         self.assertEqual([e for e in evs if e["pid"] not in tree], [])
         self.assertNotIn(busy.pid, tree)
-        alive = [p["pid"] for p in records if p["type"] == "proc" and p["kind"] == "ALIVE_AT_END"]
-        self.assertEqual(alive, [existing])
+        alive = [p for p in records if p["type"] == "proc" and p["kind"] == "ALIVE_AT_END"]
+        self.assertEqual([p["pid"] for p in alive], [existing])
+        self.assertIsNone(alive[0]["uid"])  # not known at the end: null, never a false 0
 
     @staticmethod
     def kill_quietly(pid):
