@@ -174,18 +174,30 @@ static int exec_search(int status, char **command)
 
 /* In the child: become the user, lose every privilege and inherited fd, wait at the gate,
  * exec. Only async-signal-safe calls; failures go back through the status pipe. */
-static void __attribute__((noreturn))
-child_main(int gate, int status, char **command, const struct launch_cred *c, bool pdeath)
+void launch_note_ignored(struct launch *l)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction old;
+	int sig;
+
+	sigemptyset(&l->ignored);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			sigaddset(&l->ignored, sig);
+}
+
+static void __attribute__((noreturn))
+child_main(int gate, int status, char **command, const struct launch_cred *c, bool pdeath,
+	   const sigset_t *ignored)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, ign = { .sa_handler = SIG_IGN };
 	sigset_t none;
 	char go;
 	int err, sig;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL); /* fails harmlessly for KILL, STOP, RT internals */
+	for (sig = 1; sig < NSIG; sig++) /* fails harmlessly for KILL, STOP, RT internals */
+		sigaction(sig, sigismember(ignored, sig) == 1 ? &ign : &dfl, NULL);
 	if (read(gate, &go, 1) != 1)
 		_exit(127); /* the collector went away before releasing us */
 	close(gate);
@@ -229,7 +241,7 @@ int launch_fork(struct launch *l, char **command, const struct launch_cred *c, b
 	if (pid == 0) {
 		close(gate[1]);
 		close(status[0]);
-		child_main(gate[0], status[1], command, c, pdeath);
+		child_main(gate[0], status[1], command, c, pdeath, &l->ignored);
 	}
 	close(gate[0]);
 	close(status[1]);

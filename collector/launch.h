@@ -8,6 +8,7 @@
 #define MW_COLLECTOR_LAUNCH_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <sys/types.h>
 
 struct options;
@@ -31,7 +32,14 @@ struct launch {
 	int pidfd;  /* pidfd of the server, readable when it exits */
 	int gate;   /* write end of the gate; closed once released */
 	int status; /* exec result pipe, read end */
+	sigset_t ignored; /* signals our caller ignored (launch_note_ignored) */
 };
+
+/* Notes which signals the collector's caller left ignored (nohup: HUP; a script's background
+ * job: INT and QUIT), before the collector changes any disposition: COMMAND keeps them
+ * ignored, as it would have run without the collector; every other signal is reset to its
+ * default. */
+void launch_note_ignored(struct launch *l);
 
 /* Forks the child, which waits at the gate. kill_with_parent: the child gets SIGKILL if the
  * collector dies (--on-collector-exit kill). 0 or -errno. */

@@ -249,6 +249,7 @@ int session_init(struct session *s, const struct options *opts)
 	s->sigfd = s->epfd = -1;
 	s->server.pid = -1;
 	s->server.pidfd = s->server.gate = s->server.status = -1;
+	launch_note_ignored(&s->server); /* before we change any disposition */
 	signal(SIGPIPE, SIG_IGN); /* a vanished reader is an EPIPE from write(), handled there */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

@@ -281,6 +281,20 @@ class CollectorCli(mwtest.E2ETestCase):
         self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
 
     # 6 ----------------------------------------------------------------------------------------
+    def test_command_keeps_the_signals_its_caller_ignored(self):
+        """nohup (HUP ignored) reaches COMMAND as it would without the collector; every other
+        signal starts at its default, whatever the collector does with it."""
+        script = 'trap "" HUP; exec "$0" "$@"'
+        cmd = ["/bin/sh", "-c", script, mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace,
+               "--user", "nobody", "--", "/bin/sh", "-c", "grep -E '^Sig(Ign|Cgt)' /proc/$$/status"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        masks = dict(line.split(":\t") for line in r.stdout.splitlines())
+        ign = int(masks["SigIgn"], 16)
+        self.assertTrue(ign & (1 << (signal.SIGHUP - 1)), r.stdout)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):  # the collector's own
+            self.assertFalse(ign & (1 << (sig - 1)), "%s ignored: %s" % (sig, r.stdout))
+
     def test_option_errors_name_the_bad_option(self):
         for args, want in ((["-o", "t", "-vZq", "--", "true"], "unknown option '-Z'"),
                            (["-o"], "option '-o' needs an argument"),
