@@ -79,8 +79,14 @@ static int io_error(struct vstate *v, int err)
  * or before an aligned offset; requiring one keeps tampering from passing for a crash. */
 static int zero_tail_from(struct vstate *v, uint64_t z, uint64_t frame_at)
 {
-	uint64_t skipped, aligned = (z + ZERO_TAIL_ALIGN - 1) & ~(uint64_t)(ZERO_TAIL_ALIGN - 1);
+	uint64_t skipped, aligned;
 	int r = mcpt_reader_skip_zeros(&v->rd, &skipped);
+
+	/* zeros from a frame boundary may have begun inside the frame before it, which still
+	 * parsed (they fell in a bytes field or a varint): the run starts there */
+	if (z == v->good_end && v->good_zeros)
+		z -= v->good_zeros;
+	aligned = (z + ZERO_TAIL_ALIGN - 1) & ~(uint64_t)(ZERO_TAIL_ALIGN - 1);
 
 	if (r < 0)
 		return io_error(v, r);
@@ -414,6 +420,7 @@ static int after_final(struct vstate *v)
 static int step(struct vstate *v)
 {
 	struct vframe f;
+	size_t zeros;
 	int r;
 
 	if (v->rep->final)
@@ -427,12 +434,16 @@ static int step(struct vstate *v)
 		return 0;
 	}
 	r = f.rv.type == MCPT_T_SEAL ? mcpt_v_seal(v, &f) : data_record(v, &f);
+	zeros = 0;
+	while (zeros < f.len && f.p[f.len - 1 - zeros] == 0)
+		zeros++;
 	if (!f.consumed)
 		mcpt_reader_consume(&v->rd, f.len);
 	if (r)
 		return r < 0 ? r : 0;
 	v->index++;
 	v->good_end = f.offset + f.len;
+	v->good_zeros = (uint32_t)zeros;
 	return 0;
 }
 

@@ -96,6 +96,7 @@ struct vstate {
 	bool first_is_fatal;
 	uint64_t pending_zero_at; /* + 1: zeros were skipped after a frame ending in zero */
 	uint64_t good_end;	  /* offset after the last frame processed */
+	uint32_t good_zeros;	  /* the zero bytes that frame ended with */
 	uint64_t tail_at;	  /* torn or zero tail: offset of the frame it begins in */
 	uint64_t zero_at;	  /* zero tail: offset of its first zero byte */
 	uint32_t first_unknown;

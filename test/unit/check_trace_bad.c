@@ -482,6 +482,39 @@ START_TEST(test_short_zero_run_is_not_a_crash)
 }
 END_TEST
 
+/* The zero-fill began inside the last frame, past its header bytes, so that frame still parses
+ * (the zeros fell in its text) and the zeros seen from the next frame boundary cover no sector
+ * boundary by themselves: the run starts at the aligned offset inside the frame, a crash. */
+START_TEST(test_zero_fill_inside_a_parsed_frame)
+{
+	static const uint8_t zeros[100];
+	uint8_t note[3 + 700];
+	struct mcpt_report rep;
+	struct forge f;
+	size_t start, cut;
+
+	sealed_prefix(&f);
+	note[0] = 0x1a; /* Annotation.text (field 3, bytes), 700 bytes */
+	note[1] = 0x80 | (700 & 0x7f);
+	note[2] = 700 >> 7;
+	memset(note + 3, 'a', 700);
+	start = f.out.len;
+	forge_record(&f, MCPT_T_NOTE, note, sizeof(note));
+	cut = (start + 8 + 511) & ~(size_t)511; /* a sector boundary inside the text */
+	ck_assert_uint_lt(cut, f.out.len);
+	ck_assert_uint_gt(cut, start + 8);
+	memset(f.out.p + cut, 0, f.out.len - cut);
+	ck_assert_uint_gt((f.out.len + sizeof(zeros) + 511) & ~(size_t)511, f.out.len + sizeof(zeros));
+	forge_raw(&f, zeros, sizeof(zeros)); /* ends short of the next sector boundary */
+	verify_bytes(f.out.p, f.out.len, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_PREFIX);
+	ck_assert_int_eq(rep.code, MCPT_E_ZERO_TAIL);
+	ck_assert_uint_eq(rep.verified_through_record, 2);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
 START_TEST(test_zeros_then_data)
 {
 	static const uint8_t zeros[100];
@@ -514,6 +547,7 @@ Suite *trace_bad_suite(void)
 	tcase_add_test(t, test_torn_varint);
 	tcase_add_test(t, test_length_beyond_eof);
 	tcase_add_test(t, test_zero_tail);
+	tcase_add_test(t, test_zero_fill_inside_a_parsed_frame);
 	tcase_add_test(t, test_zero_torn_seal);
 	tcase_add_test(t, test_short_zero_run_is_not_a_crash);
 	tcase_add_test(t, test_zeros_then_data);
