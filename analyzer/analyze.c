@@ -35,6 +35,8 @@ struct run {
 	unsigned reads;		     /* of the trace: 1, or 2 */
 	struct pass_model_feed feed; /* the one read's model */
 	bool loss_met;		     /* by the one read: it gives way to two */
+	uint64_t malformed_events;   /* Events no reader may accept (event_malformed) */
+	uint64_t first_malformed;    /* the record index of the first of them */
 };
 
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
@@ -91,6 +93,17 @@ static int add_effect(struct run *r, const Mcpt__Event *e, uint64_t index)
 	return callsum__add(r->sum, &v, &a, index);
 }
 
+/* An Event that protobuf-c unpacked though it is not protobuf: an unknown field numbered 0 (a
+ * non-minimal tag, "80 00", slips past protobuf-c's check of the first tag byte). Such a record
+ * cannot be packed and read back, and no writer makes it: the trace is malformed there. */
+static bool event_malformed(const ProtobufCMessage *m)
+{
+	for (unsigned i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return true;
+	return false;
+}
+
 static int on_record(void *ctx, const struct replay_rec *rr)
 {
 	struct run *r = ctx;
@@ -99,6 +112,11 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 	r->released++;
 	if (!rr->msg)
 		return 0;
+	if (rr->rec->type == MCPT_T_EVENT && event_malformed(rr->msg)) {
+		if (!r->malformed_events++)
+			r->first_malformed = rr->rec->index;
+		return 0; /* read on: the verdict decides first (refused) */
+	}
 	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
 		rc = on_header(r, replay__header(r->rp));
 	if (!rc && rr->rec->type == MCPT_T_EVENT)
@@ -183,7 +201,7 @@ static int start_over(struct run *r, int fd)
 	r->rp = rp;
 	callmodel__free(r->cm);
 	r->cm = NULL;
-	r->loss_records = r->released = 0;
+	r->loss_records = r->released = r->malformed_events = 0;
 	p_info("%s: a Loss record: reading the trace twice", r->o->trace);
 	return 0;
 }
@@ -253,20 +271,43 @@ static int read_trace(struct run *r)
 	r->file_length = r->has_file_digest ? d.length : 0;
 	if (fd > 0)
 		close(fd);
-	if (rc == -ESTALE) {
+	if (rc == -ESTALE)
 		p_err("failed to analyze %s: the trace changed while it was read", r->o->trace);
-		return -EIO;
+	else if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
+		p_err("failed to analyze %s: %s", r->o->trace,
+		      replay_message(replay__report(r->rp), err));
+	else if (rc)
+		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
+	return rc;
+}
+
+/* What the read leaves refused before anything else is done with it: not a trace, a failed
+ * verification (exit 3, no report), a malformed Event. MW_EXIT_OK to go on. */
+static int refused(const struct run *r)
+{
+	int code = cmd_refuse(r->o->trace, replay__report(r->rp), !r->o->no_verify);
+
+	if (code == MW_EXIT_OK && r->malformed_events) {
+		p_err("failed to analyze %s: record %llu is malformed (an Event with a field "
+		      "numbered 0)%s",
+		      r->o->trace, (unsigned long long)r->first_malformed,
+		      r->malformed_events > 1 ? ", and others after it" : "");
+		code = MW_EXIT_USAGE;
 	}
-	rc = rc ?: engine__finish(r->eng);
+	return code;
+}
+
+/* After the read: the engine's last events, the attributions made later, the call model. */
+static int settle(struct run *r)
+{
+	int rc = engine__finish(r->eng);
+
 	rc = rc ?: engine__settle(r->eng);
 	if (!rc)
 		callmodel__finish(r->cm);
 	if (!rc && r->sum && !(rc = callsum__finish(r->sum)))
 		callsum__sort(r->sum);
-	if (rc == -ENOBUFS) /* a held segment outgrew its limit: the report says which */
-		p_err("failed to analyze %s: %s", r->o->trace,
-		      replay_message(replay__report(r->rp), err));
-	else if (rc)
+	if (rc)
 		p_err("failed to analyze %s: %s", r->o->trace, strerror(rc < 0 ? -rc : EIO));
 	return rc;
 }
@@ -332,36 +373,14 @@ static void mark_unproven(struct analysis *a)
 	}
 }
 
-/* Refuses a trace that failed verification (exit 3) before anything is printed. */
-static bool refused(const struct analysis *a)
-{
-	enum mcpt_verdict v = a->rep->verdict;
-
-	char msg[REPLAY_MESSAGE_MAX];
-
-	if (v == MCPT_UNSUPPORTED || (a->verified && (v == MCPT_INVALID || v == MCPT_WRONG_KEY))) {
-		p_err("%s: verification failed: %s: %s", a->o->trace, mcpt_verdict_name(v),
-		      replay_message(a->rep, msg));
-		return true;
-	}
-	return false;
-}
-
-/* An incomplete trace (no FINAL seal, torn tail; without verification: damaged framing) is
- * reported, but exits 3 unless --allow-incomplete: a gate must not pass on half a trace. */
-static bool incomplete(const struct analysis *a)
-{
-	if (a->verified)
-		return a->rep->verdict == MCPT_VALID_PREFIX;
-	return replay_damaged(a->rep);
-}
-
+/* An incomplete trace (no FINAL seal, torn tail, with or without verification) is reported,
+ * but exits 3 unless --allow-incomplete: a gate must not pass on half a trace. */
 static int exit_code(const struct analysis *a)
 {
 	const struct findings *fs = a->fs;
 	char msg[REPLAY_MESSAGE_MAX];
 
-	if (incomplete(a) && !a->o->allow_incomplete) {
+	if (cmd_incomplete(a->rep, a->verified) && !a->o->allow_incomplete) {
 		p_err("%s: trace incomplete: %s (--allow-incomplete accepts it)", a->o->trace,
 		      replay_message(a->rep, msg));
 		return MW_EXIT_VERIFY;
@@ -395,18 +414,12 @@ static int report(struct run *r, FILE *out)
 	};
 	int rc;
 
-	if (refused(&a))
-		return MW_EXIT_VERIFY;
 	memcpy(a.file_digest, r->file_digest, sizeof(a.file_digest));
 	mark_unproven(&a);
 	findings_sort(a.fs, r->o->format == FORMAT_TEXT ? ORDER_SEVERITY : ORDER_SEQUENCE);
 	rc = report_write(out, &a);
-	if (!rc && (fflush(out) || ferror(out)))
-		rc = -EIO;
-	if (rc) {
-		p_err("failed to write the report: %s", strerror(-rc));
+	if (cmd_output_done(out, "report", rc))
 		return MW_EXIT_USAGE;
-	}
 	return exit_code(&a);
 }
 
@@ -418,8 +431,11 @@ int analyze_run(const struct analyze_opts *o, FILE *out)
 int analyze_run_reads(const struct analyze_opts *o, FILE *out, unsigned *reads)
 {
 	struct run r = {.o = o};
-	int code = MW_EXIT_USAGE;
+	int code = cmd_check_stdin(o->trace);
 
+	if (code)
+		return code;
+	code = MW_EXIT_USAGE;
 	r.pol = policy__new();
 	r.vars = vars__new();
 	if (!r.pol || !r.vars) {
@@ -434,6 +450,12 @@ int analyze_run_reads(const struct analyze_opts *o, FILE *out, unsigned *reads)
 		goto cleanup;
 	}
 	if (read_trace(&r))
+		goto cleanup;
+	code = refused(&r);
+	if (code)
+		goto cleanup;
+	code = MW_EXIT_USAGE;
+	if (settle(&r))
 		goto cleanup;
 	code = report(&r, out);
 	if (reads)

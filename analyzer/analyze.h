@@ -3,16 +3,19 @@
  * the verifier into the engine, then one report.
  *
  * Verification decides what is printed and the exit code:
- *   INVALID, WRONG_KEY/UNSIGNED, UNSUPPORTED    refused: one line on stderr, exit 3, no report
+ *   UNSUPPORTED (not a trace, unknown version)  an input error: one line, exit 2, no report
+ *   INVALID, WRONG_KEY/UNSIGNED                 refused: one line on stderr, exit 3, no report
  *                                               (unless --no-verify)
+ *   a malformed Event (analyze.c)               one line naming its record, exit 2, no report
  *   VALID_PREFIX (no FINAL seal, torn tail...)  the report, verdict on top, findings past the
  *                                               last good seal marked unproven; one line on
  *                                               stderr and exit 3 unless --allow-incomplete
  *   VALID_COMPLETE                              the report; exit 1 if a finding reaches
  *                                               --fail-on, else 0
- * --no-verify reads the structure only: the report says NOT VERIFIED on top; damaged framing
- * (torn tail...) is then what makes the trace incomplete. --verify-before-release hands the
- * engine only records whose seal verified (live input: nothing provisional is analyzed).
+ * --no-verify reads the structure only: the report says NOT VERIFIED on top; a missing FINAL
+ * seal or damaged framing (torn tail...) is then what makes the trace incomplete.
+ * --verify-before-release hands the engine only records whose seal verified (live input:
+ * nothing provisional is analyzed).
  */
 #ifndef MW_ANALYZE_H
 #define MW_ANALYZE_H

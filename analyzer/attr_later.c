@@ -44,6 +44,23 @@ void attr_later__free(struct attr_later *l)
 	free(l);
 }
 
+/* The event's known fields, packed. Its unknown fields are left out: no attribution reads
+ * them, and one protobuf-c accepted but cannot read back (a field numbered 0) would make the
+ * record fail to unpack in attribute(). 0 or -ENOMEM. */
+static int pack_known(const Mcpt__Event *raw, struct later *x)
+{
+	Mcpt__Event known = *raw; /* shallow: packing only reads it */
+
+	known.base.n_unknown_fields = 0;
+	known.base.unknown_fields = NULL;
+	x->len = mcpt__event__get_packed_size(&known);
+	x->packed = malloc(x->len ? x->len : 1);
+	if (!x->packed)
+		return -ENOMEM;
+	mcpt__event__pack(&known, x->packed);
+	return 0;
+}
+
 int attr_later__keep(struct attr_later *l, size_t finding, const struct ev_view *v, void *msg_ctx)
 {
 	struct later *x;
@@ -68,12 +85,7 @@ int attr_later__keep(struct attr_later *l, size_t finding, const struct ev_view 
 		err = chanmsg_key_of(msg_ctx, &x->key);
 		x->has_key = !err;
 	} else if (v->raw) {
-		x->len = mcpt__event__get_packed_size(v->raw);
-		x->packed = malloc(x->len ? x->len : 1);
-		if (x->packed)
-			mcpt__event__pack(v->raw, x->packed);
-		else
-			err = -ENOMEM;
+		err = pack_known(v->raw, x);
 	}
 	if (err) {
 		later_fini(x);
@@ -83,7 +95,8 @@ int attr_later__keep(struct attr_later *l, size_t finding, const struct ev_view 
 	return 0;
 }
 
-/* The attribution of one kept subject. 0 or -ENOMEM. */
+/* The attribution of one kept subject. 0 or -ENOMEM: what pack_known packed always unpacks
+ * again, so only an allocation can fail. */
 static int attribute(const struct later *x, const struct callmodel *cm, struct chanmsg *cmsg,
 		     struct attribution *a)
 {

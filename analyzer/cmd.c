@@ -1,6 +1,9 @@
 /*
- * cmd.c - subcommand dispatch and the common option-error path (see cmd.h).
+ * cmd.c - subcommand dispatch, the common option-error path, and what every subcommand that
+ * reads a trace or writes standard output decides the same way (see cmd.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "cmd.h"
 #include "mcpt.h"
 #include "log.h"
+#include "replay.h"
 #include "strbuf.h"
 
 int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *what)
@@ -60,4 +64,61 @@ int cmd_load_pubkey(const char *path, struct mcpt_pubkey *key)
 		return MW_EXIT_USAGE;
 	}
 	return MW_EXIT_OK;
+}
+
+int cmd_check_stdin(const char *trace)
+{
+	if (strcmp(trace, "-") || fcntl(0, F_GETFD) >= 0)
+		return MW_EXIT_OK;
+	p_err("failed to open trace -: %s", strerror(errno));
+	return MW_EXIT_USAGE;
+}
+
+int cmd_check_stdin_once(const char *verb, char *const *traces, size_t n, const char *extra)
+{
+	size_t uses = extra && !strcmp(extra, "-");
+
+	for (size_t i = 0; i < n; i++)
+		uses += !strcmp(traces[i], "-");
+	if (uses > 1)
+		return cmd_usage_error(verb, "standard input (-) given twice: it can be read once");
+	return uses ? cmd_check_stdin("-") : MW_EXIT_OK;
+}
+
+int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified)
+{
+	char msg[REPLAY_MESSAGE_MAX];
+
+	if (rep->verdict == MCPT_UNSUPPORTED) {
+		p_err("failed to read trace %s: %s", trace, replay_message(rep, msg));
+		return MW_EXIT_USAGE;
+	}
+	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY)) {
+		p_err("%s: verification failed: %s: %s", trace, mcpt_verdict_name(rep->verdict),
+		      replay_message(rep, msg));
+		return MW_EXIT_VERIFY;
+	}
+	return MW_EXIT_OK;
+}
+
+bool cmd_incomplete(const struct mcpt_report *rep, bool verified)
+{
+	if (verified && rep->verdict == MCPT_VALID_PREFIX)
+		return true;
+	return !rep->final || replay_damaged(rep);
+}
+
+int cmd_output_done(FILE *out, const char *what, int err)
+{
+	int saved = errno; /* a failed write's, when the stream already has its error flag */
+
+	if (fflush(out))
+		err = -errno;
+	else if (ferror(out) && (!err || err == -EIO))
+		err = saved ? -saved : -EIO;
+	if (!err)
+		return MW_EXIT_OK;
+	p_err("failed to write the %s: %s", what, strerror(-err));
+	clearerr(out);
+	return MW_EXIT_USAGE;
 }

@@ -48,8 +48,37 @@ int do_policy_learn(int argc, char **argv);
 int do_diff(int argc, char **argv);
 int do_calls(int argc, char **argv);
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 /* --cancel-grace MS into *ns; returns -1 when good, else the usage exit code (reported). */
 int cmd_parse_grace(const char *verb, const char *arg, uint64_t *ns);
+
+/* A TRACE of "-" needs an open standard input: otherwise the first file opened would take fd 0
+ * and be read as the trace. Returns 0, or MW_EXIT_USAGE after "failed to open trace -: Bad file
+ * descriptor". */
+int cmd_check_stdin(const char *trace);
+/* The same for a command that reads several traces (traces[0..n) and extra, which may be
+ * NULL): standard input can be read once, so "-" twice is a usage error of verb. */
+int cmd_check_stdin_once(const char *verb, char *const *traces, size_t n, const char *extra);
+
+/* The verdict of a trace read by analyze, calls, learn or diff, before anything is shown:
+ * MW_EXIT_OK to go on; MW_EXIT_USAGE for what is not a readable trace (not a trace, an unknown
+ * version or incompatible feature: an input error whether or not it was to be verified);
+ * MW_EXIT_VERIFY when verified is set and the trace is INVALID, of another key or unsigned.
+ * One line on stderr names the trace for each refusal. */
+struct mcpt_report;
+int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified);
+
+/* Whether a read trace is incomplete: without a FINAL seal, torn or zero-filled at its end;
+ * verified: also when the verifier says VALID_PREFIX. */
+bool cmd_incomplete(const struct mcpt_report *rep, bool verified);
+
+/* After writing the `what` (a report, the dump...) to out, with err the writer's own -errno
+ * (0: none): 0 when everything reached out, else MW_EXIT_USAGE after one line "failed to write
+ * the <what>: <cause>". The cause is the writer's error unless it is a write error, then the
+ * errno of the failed write. The stream's error is cleared once reported, so main does not
+ * report the same failure again. */
+int cmd_output_done(FILE *out, const char *what, int err);
 
 #endif /* MW_CMD_H */

@@ -1,6 +1,8 @@
 /*
  * cmd_analyze.c - options of `mcpwitness analyze` (the work is in analyze.c).
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,11 +75,25 @@ static int push_arg(const char ***v, size_t *n, const char *arg)
 	return 0;
 }
 
+/* --max-per-rule N: decimal digits only (strtoul would take "-1" and wrap), 1 up to what a
+ * size_t holds. -1 to go on, or the usage exit code. */
+static int parse_max_per_rule(struct analyze_opts *o, const char *arg)
+{
+	unsigned long long n;
+	char *end;
+
+	errno = 0;
+	n = strtoull(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end || errno || n == 0 || n > SIZE_MAX)
+		return cmd_usage_error("analyze", "bad --max-per-rule \"%s\" (a number from 1)",
+				       arg);
+	o->max_per_rule = (size_t)n;
+	return -1;
+}
+
 /* One option into o; returns -1 to go on, or an exit code. */
 static int parse_one(struct analyze_opts *o, int opt, char **argv)
 {
-	char *end;
-
 	switch (opt) {
 	case 'p':
 		return push_arg(&o->policies, &o->n_policies, optarg) ? MW_EXIT_USAGE : -1;
@@ -114,10 +130,7 @@ static int parse_one(struct analyze_opts *o, int opt, char **argv)
 		o->verify_before_release = true;
 		return -1;
 	case OPT_MAX_PER_RULE:
-		o->max_per_rule = strtoul(optarg, &end, 10);
-		if (*end || !*optarg || o->max_per_rule == 0)
-			return cmd_usage_error("analyze", "bad --max-per-rule \"%s\"", optarg);
-		return -1;
+		return parse_max_per_rule(o, optarg);
 	case OPT_CANCEL_GRACE:
 		return cmd_parse_grace("analyze", optarg, &o->cancel_grace_ns);
 	case 'h':

@@ -85,28 +85,13 @@ static int read_both(struct calls_run *r, int fd)
 	return rc;
 }
 
-/* A trace that failed verification is refused before anything is printed. */
-static bool refused(const struct calls_run *r)
-{
-	const struct mcpt_report *rep = replay__report(r->rp);
-	char msg[REPLAY_MESSAGE_MAX];
-
-	if (rep->verdict != MCPT_UNSUPPORTED &&
-	    (r->o->no_verify || (rep->verdict != MCPT_INVALID && rep->verdict != MCPT_WRONG_KEY)))
-		return false;
-	p_err("%s: verification failed: %s: %s", r->o->trace, mcpt_verdict_name(rep->verdict),
-	      replay_message(rep, msg));
-	return true;
-}
-
 /* An incomplete trace is shown, then exits 3 unless --allow-incomplete. */
 static int exit_code(const struct calls_run *r)
 {
 	const struct mcpt_report *rep = replay__report(r->rp);
 	char msg[REPLAY_MESSAGE_MAX];
-	bool incomplete = r->o->no_verify ? replay_damaged(rep) : rep->verdict == MCPT_VALID_PREFIX;
 
-	if (!incomplete || r->o->allow_incomplete)
+	if (!cmd_incomplete(rep, !r->o->no_verify) || r->o->allow_incomplete)
 		return MW_EXIT_OK;
 	p_err("%s: trace incomplete: %s (--allow-incomplete accepts it)", r->o->trace,
 	      replay_message(rep, msg));
@@ -124,17 +109,13 @@ static int report(struct calls_run *r)
 		.sum = r->sum,
 		.events = r->events,
 	};
-	int rc;
+	int rc = cmd_refuse(r->o->trace, v.rep, v.verified); /* before anything is printed */
 
-	if (refused(r))
-		return MW_EXIT_VERIFY;
+	if (rc)
+		return rc;
 	rc = r->o->json ? report_calls_json(stdout, &v) : report_calls_text(stdout, &v);
-	if (!rc && (fflush(stdout) || ferror(stdout)))
-		rc = -EIO;
-	if (rc) {
-		p_err("failed to write the calls: %s", strerror(-rc));
+	if (cmd_output_done(stdout, "calls", rc))
 		return MW_EXIT_USAGE;
-	}
 	return exit_code(r);
 }
 
@@ -144,8 +125,11 @@ static int calls_run(const struct calls_opts *o)
 	struct calls_run r = {.o = o};
 	struct mcpt_pubkey key;
 	char err[512];
-	int fd = -1, rc, code = MW_EXIT_USAGE;
+	int fd = -1, rc, code = cmd_check_stdin(o->trace);
 
+	if (code)
+		return code;
+	code = MW_EXIT_USAGE;
 	if (!o->no_verify) {
 		if (cmd_load_pubkey(o->pubkey ? o->pubkey : MW_DEFAULT_PUBKEY, &key))
 			return MW_EXIT_USAGE;

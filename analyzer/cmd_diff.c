@@ -4,7 +4,7 @@
  * what is new and what is gone (diff.h).
  *
  * Exit: 0 nothing new, 1 something new or a sequence drift (what is gone alone is not drift),
- * 2 usage or input error, 3 a trace failed verification.
+ * 2 usage or input error, 3 a trace failed verification or is incomplete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,10 +34,12 @@ static void usage(FILE *out)
 	      "      --json             one JSON document\n"
 	      "  -p, --policy POLICY    the base policy whose sensitive_paths are secrets\n"
 	      "                         (default: the installed default.yaml)\n"
-	      "      --pubkey F         the trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
-	      "      --allow-incomplete  accept traces that are a valid prefix (no FINAL seal)\n"
+	      "  -k, --pubkey F         the trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
+	      "      --allow-incomplete  accept traces that are a valid prefix (no FINAL seal):\n"
+	      "                          their records after the last verified seal are used\n"
+	      "                          unproven\n"
 	      "Options go before --. Exit 0 nothing new, 1 something new or a sequence drift,\n"
-	      "2 usage or input error, 3 a trace failed verification.\n",
+	      "2 usage or input error, 3 a trace failed verification or is incomplete.\n",
 	      out);
 }
 
@@ -58,7 +60,7 @@ static int parse(int argc, char **argv, struct diff_args *a)
 			sep = i;
 			break;
 		}
-	while ((opt = getopt_long(sep, argv, ":p:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(sep, argv, ":p:k:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			a->json = true;
@@ -81,7 +83,8 @@ static int parse(int argc, char **argv, struct diff_args *a)
 	a->base = argv + optind;
 	a->n_base = (size_t)(sep - optind);
 	a->trace = argv[sep + 1];
-	return -1;
+	rc = cmd_check_stdin_once("diff", a->base, a->n_base, a->trace);
+	return rc ? rc : -1;
 }
 
 static int report(const struct diff_args *a, const struct lmodel *ref, const struct lmodel *cur,
@@ -94,9 +97,10 @@ static int report(const struct diff_args *a, const struct lmodel *ref, const str
 	if (!err)
 		err = a->json ? diff_report_json(stdout, &d, &in)
 			      : diff_report_text(stdout, &d, &in);
-	if (err)
-		p_err("failed to write the diff: %s", strerror(-err));
-	err = err ? MW_EXIT_USAGE : d.n_new || d.n_seq ? MW_EXIT_FINDINGS : MW_EXIT_OK;
+	if (cmd_output_done(stdout, "diff", err))
+		err = MW_EXIT_USAGE;
+	else
+		err = d.n_new || d.n_seq ? MW_EXIT_FINDINGS : MW_EXIT_OK;
 	diff_fini(&d);
 	return err;
 }

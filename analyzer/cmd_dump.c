@@ -40,12 +40,30 @@ static int on_record(void *ctx, const struct replay_rec *r)
 	return d->json ? dump_json(stdout, r, &d->line) : dump_text(stdout, r, &d->line);
 }
 
+/* Without a key the framing, hashes, chain and counts are still checked: a trace that fails
+ * them (verdict INVALID, no signature involved) is as structurally wrong as a torn one, and so
+ * is a stream that ends before its Header. */
+static bool structure_bad(const struct mcpt_report *rep, bool verified)
+{
+	return replay_damaged(rep) || !rep->have_header ||
+	       (!verified && rep->verdict == MCPT_INVALID);
+}
+
+/* The code that names a structural error: the report's own, unless it only says what is
+ * not proven (a torn tail or a missing Header leave E_UNVERIFIED or E_NO_FINAL there). */
+static const char *structure_code(const struct mcpt_report *rep)
+{
+	if (rep->code != MCPT_E_UNVERIFIED && rep->code != MCPT_E_NO_FINAL)
+		return mcpt_code_name(rep->code);
+	return rep->truncated ? "E_TRUNCATED" : rep->zero_tail ? "E_ZERO_TAIL" : "E_HEADER";
+}
+
 static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool verified)
 {
 	char msg[REPLAY_MESSAGE_MAX];
 
-	if (replay_damaged(rep)) {
-		p_err("%s: %s: %s", trace, mcpt_code_name(rep->code), replay_message(rep, msg));
+	if (structure_bad(rep, verified)) {
+		p_err("%s: %s: %s", trace, structure_code(rep), replay_message(rep, msg));
 		return MW_EXIT_USAGE;
 	}
 	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY ||
@@ -77,10 +95,8 @@ static int dump_run(const char *trace, const struct replay_opts *ro, bool json)
 		goto cleanup;
 	}
 	rc = replay__run(r, fd, on_record, &d);
-	if (fflush(stdout) || ferror(stdout)) {
-		p_err("failed to write the dump: %s", strerror(errno));
+	if (cmd_output_done(stdout, "dump", 0))
 		goto cleanup;
-	}
 	if (rc) {
 		p_err("failed to read trace %s: %s", trace, strerror(rc < 0 ? -rc : ENOMEM));
 		goto cleanup;

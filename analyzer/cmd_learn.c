@@ -5,6 +5,9 @@
  * Nothing partial is passed off as complete: the policy is written to a temporary file next to
  * the output, loaded and compiled again after the base policy exactly as analyze would load
  * the pair, and only then renamed over the output. Any failure leaves the output untouched.
+ * The output is replaced only when it is a regular file and none of the inputs: rename() would
+ * otherwise replace the trace or policy learned from, turn a device node into a file, or put a
+ * file where a symbolic link was (not where it points).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,9 +41,12 @@ static void usage(FILE *out)
 	      "  -p, --policy POLICY     the base policy it is learned against, as analyze -p\n"
 	      "                          (default: the installed default.yaml); its\n"
 	      "                          sensitive_paths are never learned\n"
-	      "      --pubkey F         the trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
-	      "      --allow-incomplete  accept a trace that is a valid prefix (no FINAL seal)\n"
-	      "Exit 0 written, 2 usage or input error, 3 a trace failed verification.\n",
+	      "  -k, --pubkey F         the trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
+	      "      --allow-incomplete  accept a trace that is a valid prefix (no FINAL seal):\n"
+	      "                          its records after the last verified seal are learned\n"
+	      "                          unproven\n"
+	      "Exit 0 written, 2 usage or input error, 3 a trace failed verification or is\n"
+	      "incomplete.\n",
 	      out);
 }
 
@@ -56,7 +62,7 @@ static int parse(int argc, char **argv, struct learn_args *a)
 	};
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, ":o:p:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:p:k:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			a->output = optarg;
@@ -76,7 +82,54 @@ static int parse(int argc, char **argv, struct learn_args *a)
 		return cmd_usage_error("policy learn", "missing -o BASELINE (a file)");
 	a->traces = argv + optind;
 	a->n_traces = (size_t)(argc - optind);
-	return -1;
+	rc = cmd_check_stdin_once("policy learn", a->traces, a->n_traces, NULL);
+	return rc ? rc : -1;
+}
+
+/* Whether path ("-": standard input) is the file of st. */
+static bool same_file(const char *path, const struct stat *st)
+{
+	struct stat in;
+
+	if (strcmp(path, "-") ? stat(path, &in) : fstat(0, &in))
+		return false;
+	return in.st_dev == st->st_dev && in.st_ino == st->st_ino;
+}
+
+/* The output may be replaced: absent, or a regular file (not a symbolic link) that is none of
+ * the traces and policies read. 0, or MW_EXIT_USAGE after one line. */
+static int check_output(const struct learn_args *a)
+{
+	static char dflt[] = MW_POLICY_DIR "/default.yaml";
+	char *const *pols = a->c.n_policies ? a->c.policies : (char *const[]){dflt};
+	size_t n_pols = a->c.n_policies ? a->c.n_policies : 1;
+	const char *why = NULL, *input = "";
+	struct stat st;
+
+	if (lstat(a->output, &st)) {
+		if (errno == ENOENT)
+			return MW_EXIT_OK;
+		p_err("failed to write %s: %s", a->output, strerror(errno));
+		return MW_EXIT_USAGE;
+	}
+	if (S_ISLNK(st.st_mode))
+		why = "it is a symbolic link";
+	else if (!S_ISREG(st.st_mode))
+		why = "it is not a regular file";
+	for (size_t i = 0; !why && i < a->n_traces; i++)
+		if (same_file(a->traces[i], &st)) {
+			why = "it is the trace ";
+			input = strcmp(a->traces[i], "-") ? a->traces[i] : "on standard input";
+		}
+	for (size_t i = 0; !why && i < n_pols; i++)
+		if (same_file(pols[i], &st)) {
+			why = "it is the base policy ";
+			input = pols[i];
+		}
+	if (!why)
+		return MW_EXIT_OK;
+	p_err("refusing to write %s: %s%s", a->output, why, input);
+	return MW_EXIT_USAGE;
 }
 
 /* Writes sb to a new temporary file next to path; its name into tmp. */
@@ -158,6 +211,10 @@ static int emit_and_write(const struct learn_args *a, struct lmodel *m, struct o
 		rc = MW_EXIT_USAGE;
 		goto cleanup;
 	}
+	if ((rc = check_output(a))) { /* again: it may have changed while the traces were read */
+		unlink(tmp.buf);
+		goto cleanup;
+	}
 	if (rename(tmp.buf, a->output)) {
 		p_err("failed to write %s: %s", a->output, strerror(errno));
 		unlink(tmp.buf);
@@ -179,6 +236,10 @@ static int learn(struct learn_args *a)
 	int rc;
 
 	memset(&lb, 0, sizeof(lb));
+	if ((rc = check_output(a))) { /* before anything is read */
+		free(ts);
+		return rc;
+	}
 	if (!ts) {
 		p_err("failed to learn: %s", strerror(ENOMEM));
 		return MW_EXIT_USAGE;

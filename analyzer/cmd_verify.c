@@ -46,7 +46,8 @@ static void usage(FILE *out)
 	      "  --allow-unsigned    accept a trace whose header declares no signer\n"
 	      "  --envelope FILE     also check a DSSE envelope (export --dsse) against the key\n"
 	      "                      and the trace's FINAL seal (exit 1 if it does not match;\n"
-	      "                      with --json the outcome is the exit code and stderr)\n"
+	      "                      with --json the outcome is the exit code and stderr;\n"
+	      "                      not with an excerpt, which has no FINAL seal to match)\n"
 	      "  --progress          one line on stderr per seal as it verifies (live input)\n"
 	      "TRACE may be - (standard input, e.g. a pipe the collector writes into). A file\n"
 	      "made by 'mcpwitness export --record' is checked as an excerpt.\n"
@@ -84,24 +85,42 @@ static int on_record(void *ctx, const struct replay_rec *r)
 	return 0;
 }
 
+/* Opens the envelope: a file, or a pipe (a process substitution), never a directory. */
+static FILE *open_envelope(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	struct stat st;
+
+	if (f && !fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		f = NULL;
+		errno = EISDIR;
+	}
+	if (!f)
+		p_err("failed to open envelope %s: %s", path, strerror(errno));
+	return f;
+}
+
 static int load_envelope(struct verify_run *v)
 {
 	char err[256] = "", *json;
 	size_t len = 0;
-	FILE *f = fopen(v->o->envelope, "re");
-	int rc;
+	FILE *f = open_envelope(v->o->envelope);
+	int rc, rerr = 0;
 
-	if (!f) {
-		p_err("failed to open envelope %s: %s", v->o->envelope, strerror(errno));
+	if (!f)
 		return MW_EXIT_USAGE;
-	}
 	json = malloc(ENVELOPE_MAX + 1);
 	if (json)
 		len = fread(json, 1, ENVELOPE_MAX + 1, f);
+	if (json && ferror(f))
+		rerr = errno;
 	fclose(f);
-	if (!json || len > ENVELOPE_MAX) {
+	if (!json || len > ENVELOPE_MAX || rerr) {
 		p_err("failed to read envelope %s: %s", v->o->envelope,
-		      json ? "larger than 1 MiB" : strerror(ENOMEM));
+		      !json  ? strerror(ENOMEM)
+		      : rerr ? strerror(rerr)
+			     : "larger than 1 MiB");
 		free(json);
 		return MW_EXIT_USAGE;
 	}
@@ -178,23 +197,25 @@ static int verify_run(const struct verify_opts *o)
 {
 	struct verify_run v = {.o = o};
 	char err[512];
-	int fd, code;
+	int fd, probe, code;
 
-	if (o->envelope && (code = load_envelope(&v)))
-		return code;
 	fd = replay_open(o->trace, err, sizeof(err));
 	if (fd < 0) {
 		p_err("%s", err);
-		mcpt_dsse_info__fini(&v.env);
 		return MW_EXIT_USAGE;
 	}
-	code = verify_excerpt_probe(o->trace, fd);
-	if (code == 1)
-		code = verify_excerpt(o->trace, fd, o->ro.key, o->ro.allow_unsigned, o->json);
-	else if (code == 0)
-		code = verify_trace(&v, fd);
-	else
+	probe = verify_excerpt_probe(o->trace, fd);
+	if (probe < 0)
 		code = MW_EXIT_USAGE;
+	else if (probe == 1 && o->envelope) /* it carries its record's seal, not the FINAL one */
+		code = cmd_usage_error("verify",
+				       "%s is an excerpt: --envelope checks a whole trace's FINAL "
+				       "seal, not an excerpt",
+				       o->trace);
+	else if (probe == 1)
+		code = verify_excerpt(o->trace, fd, o->ro.key, o->ro.allow_unsigned, o->json);
+	else if (!o->envelope || !(code = load_envelope(&v)))
+		code = verify_trace(&v, fd);
 	if (fd > 0)
 		close(fd);
 	mcpt_dsse_info__fini(&v.env);

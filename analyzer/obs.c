@@ -98,30 +98,32 @@ static int read_both(struct obs_run *r, int fd)
 	return rc;
 }
 
-/* Exit code of the verdict: refused, incomplete, or 0. */
+/* Exit code of the verdict: refused, incomplete, or 0; an incomplete trace accepted is said
+ * to be used unproven. */
 static int verdict_code(const struct obs_trace *t, const struct obs_opts *o)
 {
 	const struct mcpt_report *rep = replay__report(t->rp);
 	char msg[REPLAY_MESSAGE_MAX];
+	int code = cmd_refuse(t->path, rep, true);
 
-	if (rep->verdict == MCPT_VALID_COMPLETE)
-		return MW_EXIT_OK;
-	if (rep->verdict == MCPT_VALID_PREFIX) {
-		if (o->allow_incomplete)
-			return MW_EXIT_OK;
+	if (code || !cmd_incomplete(rep, true))
+		return code;
+	if (!o->allow_incomplete) {
 		p_err("%s: trace incomplete: %s (--allow-incomplete accepts it)", t->path,
 		      replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
 	}
-	p_err("%s: verification failed: %s: %s", t->path, mcpt_verdict_name(rep->verdict),
-	      replay_message(rep, msg));
-	return MW_EXIT_VERIFY;
+	p_warn("%s: trace incomplete, its records after the last verified seal used unproven "
+	       "(--allow-incomplete): %s",
+	       t->path, replay_message(rep, msg));
+	return MW_EXIT_OK;
 }
 
 int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 	     const struct obs_ops *ops, void *ctx)
 {
-	struct replay_opts ro = {.hold_segments = true};
+	/* held back until its seal verified, unless an unsealed tail is to be used at all */
+	struct replay_opts ro = {.hold_segments = !o->allow_incomplete};
 	struct callmodel_opts co = {0};
 	struct obs_run r = {.t = t, .ops = ops, .ctx = ctx};
 	struct mcpt_pubkey key;
@@ -148,6 +150,8 @@ int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 	rc = read_both(&r, fd);
 	if (fd > 0)
 		close(fd);
+	if (!rc && !r.header_done && replay__header(t->rp))
+		rc = on_header(&r); /* no record released: the trace is still named */
 	if (rc == -ENOBUFS)
 		p_err("failed to read %s: %s", path, replay_message(replay__report(t->rp), err));
 	else if (rc)

@@ -5,8 +5,12 @@
  *
  * Only what a baseline may rest on is handed over: the trace is verified with the trusted key
  * and held segment by segment until its seal verified (analyze --verify-before-release), so no
- * unsealed or forged record reaches a baseline. A trace that fails verification is refused; one
- * that is only a valid prefix (no FINAL seal) is refused unless allow_incomplete.
+ * unsealed or forged record reaches a baseline. A trace that fails verification is refused (so
+ * is what is not a trace); one that is only a valid prefix (no FINAL seal) is refused unless
+ * allow_incomplete. With allow_incomplete nothing is held back: the records after the last
+ * verified seal are used as analyze --allow-incomplete uses them, unproven, and a warning says
+ * so; a record of a segment that then fails its seal may have been handed over, but the trace
+ * is refused all the same (the caller then writes nothing).
  */
 #ifndef MW_OBS_H
 #define MW_OBS_H
@@ -53,8 +57,9 @@ struct obs_ops {
 };
 
 /* Reads path into t (zeroed by the caller) and calls ops. Returns 0, or the exit code after
- * one line on stderr: MW_EXIT_VERIFY (verification failed, incomplete), MW_EXIT_USAGE (input or
- * memory). A callback's -errno stops the read (reported as "failed to read"). */
+ * one line on stderr: MW_EXIT_VERIFY (verification failed, incomplete), MW_EXIT_USAGE (not a
+ * trace, input or memory). A callback's -errno stops the read (reported as "failed to read").
+ * t->id is set once the Header was read, whether or not any record was handed over. */
 int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 	     const struct obs_ops *ops, void *ctx);
 

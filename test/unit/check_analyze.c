@@ -7,7 +7,8 @@
  * /proc/self, workspace and temp writes, DNS to the local stub, the server's own launch) none.
  * determinism: two runs give byte-identical text and JSON.
  * exits: --fail-on, tampered / truncated / wrong-key / not-a-trace / missing traces, a broken
- * policy: each a one-line error and the documented exit code; stdin input.
+ * policy, a trace without FINAL seal read with --no-verify, a malformed Event, a bad
+ * --max-per-rule: each a one-line error and the documented exit code; stdin input.
  * dump and verify on the same traces; entry-time records merged with their completion.
  */
 #include <check.h>
@@ -24,6 +25,7 @@
 #include "cmd.h"
 #include "events.h"
 #include "synth_trace.h"
+#include "writer_int.h" /* mcpt_writer_flush: a trace cut before its FINAL seal */
 
 #define POLICY MW_SOURCE_DIR "/policies/default.yaml"
 
@@ -292,18 +294,26 @@ static void cut_file(const char *path, size_t drop)
 	free(buf);
 }
 
+/* analyze with the key refuses S's trace as INVALID: one line, no report, exit 3. */
+static void expect_invalid(void)
+{
+	struct cli_result r =
+		cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
+
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
+	cli_result_free(&r);
+}
+
 START_TEST(tampered)
 {
 	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", scenario_events);
 	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
-	cli_result_free(&r);
+	expect_invalid();
 	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 1);
 	cli_result_free(&r);
@@ -311,6 +321,105 @@ START_TEST(tampered)
 	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "verification: NOT VERIFIED (--no-verify)", 40));
+	cli_result_free(&r);
+	/* dump without a key checks the hashes too: a segment root that does not hold is a
+	 * structural error (exit 2), with the key a failed verification (exit 3) */
+	r = cli_run(NULL, "dump", S.path, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "t.mcpt: E_SEAL_ROOT: "), "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "id_rsa")); /* what was readable is printed */
+	cli_result_free(&r);
+	r = cli_run(NULL, "dump", S.path, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "t.mcpt: INVALID: "), "%s", r.err);
+	cli_result_free(&r);
+}
+END_TEST
+
+/* The record index of the first Event whose dump line holds needle. */
+static uint64_t event_index(const char *path, const char *needle)
+{
+	struct cli_result r = cli_run(NULL, "dump", path, NULL);
+	char *line = strstr(r.out, needle), *start;
+	uint64_t index;
+
+	ck_assert_ptr_nonnull(line);
+	for (start = line; start > r.out && start[-1] != '\n'; start--)
+		;
+	ck_assert(strstr(start, " event ") < line);
+	index = strtoull(start, NULL, 10);
+	cli_result_free(&r);
+	return index;
+}
+
+START_TEST(malformed_event)
+{
+	static const char uid_1000[] = "\x80\x01\xe8\x07"; /* field 16 (uid), varint 1000 */
+	uint64_t index;
+	struct cli_result r;
+	char want[96], *buf, *p;
+	size_t len;
+
+	/* the tag of the sensitive read's uid made "80 00": field 0 in a non-minimal tag, which
+	 * protobuf-c unpacks (as an unknown field) but cannot read back once packed again */
+	make_trace(&S, "t.mcpt", scenario_events);
+	index = event_index(S.path, "abs=\"/home/u/.ssh/id_rsa\"");
+	buf = synth_slurp(S.path, &len);
+	p = memmem(buf, len, "/home/u/.ssh/id_rsa", 19);
+	ck_assert_ptr_nonnull(p);
+	p = memmem(p, len - (size_t)(p - buf), uid_1000, 4);
+	ck_assert_ptr_nonnull(p);
+	p[1] = 0;
+	synth_spew(S.path, buf, len);
+	free(buf);
+	ck_assert_uint_eq(event_index(S.path, "abs=\"/home/u/.ssh/id_rsa\""), index);
+	/* verified: the verdict decides (the byte is in a signed segment), not an attribution */
+	expect_invalid();
+	/* not verified: one line naming the record, an input error; the same with two reads */
+	snprintf(want, sizeof(want), "t.mcpt: record %llu is malformed", (unsigned long long)index);
+	for (int html = 0; html < 2; html++) {
+		r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", "-f",
+			    html ? "html" : "text", NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, want), "%s", r.err);
+		ck_assert_ptr_null(strstr(r.err, "allocate"));
+		cli_result_free(&r);
+	}
+}
+END_TEST
+
+/* Without a key nothing is verified, but a missing FINAL seal is still an incomplete trace. */
+START_TEST(no_final_without_verify)
+{
+	struct cli_result r;
+
+	synth_begin(&S, "n.mcpt");
+	scenario_events(&S);
+	ck_assert_int_eq(mcpt_writer_flush(S.w), 0); /* the collector killed: no FINAL seal */
+	mcpt_writer__free(S.w);
+	S.w = NULL;
+	close(S.fd);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert(!strncmp(r.out, "verification: NOT VERIFIED (--no-verify)", 40));
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "n.mcpt: trace incomplete: "), "%s", r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "no FINAL seal"));
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", "--allow-incomplete",
+		    NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_str_eq(r.err, "");
+	cli_result_free(&r);
+	/* the same trace complete: --no-verify exits 0 */
+	make_trace(&S, "t.mcpt", scenario_events);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_str_eq(r.err, "");
 	cli_result_free(&r);
 }
 END_TEST
@@ -380,10 +489,31 @@ START_TEST(not_a_trace)
 	struct cli_result r;
 
 	make_trace(&S, "t.mcpt", benign_events);
-	r = cli_run(NULL, "analyze", POLICY, "-p", POLICY, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
+	/* not a trace is an input error (2), verified or not, and no verification failed */
+	for (int verify = 0; verify < 2; verify++) {
+		r = cli_run(NULL, "analyze", POLICY, "-p", POLICY,
+			    verify ? "--pubkey" : "--no-verify", verify ? S.pub : NULL, NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_str_eq(r.err, "mcpwitness: failed to read trace " POLICY
+					": not a trace: wrong magic\n");
+		cli_result_free(&r);
+	}
+	synth_spew(S.path, "", 0);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
+	ck_assert_int_eq(r.code, 2);
 	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "UNSUPPORTED"), "%s", r.err);
+	ck_assert_msg(strstr(r.err, "t.mcpt: empty file: not a trace"), "%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "verification"));
+	cli_result_free(&r);
+	/* a stream that ends before its Header: dump says so (exit 2), nothing on stdout */
+	synth_spew(S.path, "\x89MCPT\r\n\x1a\x01\x00\x00\x00", 12);
+	r = cli_run(NULL, "dump", S.path, NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "t.mcpt: E_HEADER: the stream ends before its Header"), "%s",
+		      r.err);
 	cli_result_free(&r);
 	r = cli_run(NULL, "dump", POLICY, NULL);
 	ck_assert_int_eq(r.code, 2);
@@ -654,6 +784,21 @@ START_TEST(usage_errors)
 	ck_assert_int_eq(r.code, 0);
 	ck_assert(!strncmp(r.out, "usage: mcpwitness analyze", 25));
 	cli_result_free(&r);
+	/* strtoul would take "-1" and a number past 2^64 as "unlimited" */
+	static const char *const bad_max[] = {"-1", "99999999999999999999", "0", " 5", "+5", "5x",
+					      ""};
+
+	for (size_t i = 0; i < sizeof(bad_max) / sizeof(bad_max[0]); i++) {
+		char want[128];
+
+		r = cli_run(NULL, "analyze", "t.mcpt", "--max-per-rule", bad_max[i], NULL);
+		ck_assert_int_eq(r.code, 2);
+		snprintf(want, sizeof(want), "bad --max-per-rule \"%s\" (a number from 1)",
+			 bad_max[i]);
+		ck_assert_msg(strstr(r.err, want), "%s", r.err);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		cli_result_free(&r);
+	}
 }
 END_TEST
 
@@ -680,6 +825,8 @@ Suite *analyze_suite(void)
 	tcase_add_test(bad, truncated);
 	tcase_add_test(bad, wrong_key);
 	tcase_add_test(bad, not_a_trace);
+	tcase_add_test(bad, malformed_event);
+	tcase_add_test(bad, no_final_without_verify);
 	tcase_add_test(bad, bad_policy);
 	tcase_add_test(bad, usage_errors);
 	tcase_add_test(oth, from_stdin);

@@ -4,7 +4,8 @@
  * shell connects to the cloud metadata address, a benign call, an ambient event, a junk line.
  * The call and its rule appear in calls (text and JSON) and in analyze's findings; policy
  * fields tool / method / arguments / attribution / bucket; byte-identical output run after
- * run; standard input; usage errors.
+ * run; standard input; usage errors; a trace cut before its FINAL seal (exit 3 unless
+ * --allow-incomplete, with --no-verify too) and a file that is not a trace (exit 2).
  */
 #include <check.h>
 #include <fcntl.h>
@@ -259,6 +260,58 @@ START_TEST(usage_errors)
 }
 END_TEST
 
+/* Cuts the trace just before its FINAL seal (the last record): no torn frame, no FINAL seal. */
+static void cut_before_final(const char *path)
+{
+	struct result r = run(NULL, do_dump, "dump", path, "--json", NULL);
+	char *last = strrchr(r.out, '{'), *buf;
+	json_t *o = last ? json_loads(last, 0, NULL) : NULL;
+	size_t len;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "type")), "seal");
+	buf = synth_slurp(path, &len);
+	synth_spew(path, buf, (size_t)json_integer_value(json_object_get(o, "offset")));
+	free(buf);
+	json_decref(o);
+	result_free(&r);
+}
+
+START_TEST(incomplete_and_not_a_trace)
+{
+	struct result r;
+	char want[160];
+
+	make();
+	cut_before_final(S.path);
+	for (int verify = 0; verify < 2; verify++) {
+		r = run(NULL, do_calls, "calls", S.path, verify ? "--pubkey" : "--no-verify",
+			verify ? S.pub : NULL, NULL);
+		ck_assert_int_eq(r.code, 3);
+		ck_assert_ptr_nonnull(strstr(r.out, "fetch_url")); /* shown, then refused */
+		ck_assert_ptr_nonnull(strstr(r.err, "calls.mcpt: trace incomplete: "));
+		ck_assert_ptr_nonnull(strstr(r.err, "(--allow-incomplete accepts it)\n"));
+		result_free(&r);
+		r = run(NULL, do_calls, "calls", S.path, verify ? "--pubkey" : "--no-verify",
+			verify ? S.pub : "--allow-incomplete", verify ? "--allow-incomplete" : NULL,
+			NULL);
+		ck_assert_msg(r.code == 0, "%s", r.err);
+		result_free(&r);
+	}
+	synth_spew(S.path, "", 0);
+	snprintf(want, sizeof(want),
+		 "mcpwitness: failed to read trace %s: empty file: not a trace\n", S.path);
+	for (int verify = 0; verify < 2; verify++) { /* an input error, not a verification */
+		r = run(NULL, do_calls, "calls", S.path, verify ? "--pubkey" : "--no-verify",
+			verify ? S.pub : NULL, NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_str_eq(r.err, want);
+		result_free(&r);
+	}
+}
+END_TEST
+
 static void teardown(void)
 {
 	synth_cleanup(&S);
@@ -276,6 +329,7 @@ Suite *callscmd_suite(void)
 	tcase_add_test(t, analyze_names_the_call);
 	tcase_add_test(t, policy_call_fields);
 	tcase_add_test(t, usage_errors);
+	tcase_add_test(t, incomplete_and_not_a_trace);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -7,7 +7,8 @@
  *             are all shown by verify, as text and in --json;
  *   evidence: export --record / --dsse and verify of the excerpt and of the envelope, with
  *             each refusal a one-line error and its exit code (overwrite, Header, seal,
- *             unsealed record, wrong key, another trace's envelope);
+ *             unsealed record, wrong key, another trace's envelope, an envelope given with an
+ *             excerpt, an envelope that is a directory);
  *   live:     --progress reports every seal; analyze --verify-before-release from stdin
  *             analyzes only records whose seal verified and says how many it held back;
  *   verdict:  every report format of analyze states the verdict (report_format_names).
@@ -317,6 +318,16 @@ START_TEST(test_export_and_verify)
 	expect_fail(cli_run(NULL, "verify", other, "--pubkey", test_pub(), "--envelope",
 			    at("env.json"), NULL),
 		    1, "no signature in the envelope verifies");
+	/* an excerpt carries its record's seal, not the FINAL one: the envelope is refused, not
+	 * passed unchecked (exit 0 before) */
+	expect_fail(cli_run(NULL, "verify", at("r4.mcpx"), "--pubkey", S.pub, "--envelope",
+			    at("env.json"), NULL),
+		    2, "r4.mcpx is an excerpt: --envelope checks a whole trace's FINAL seal");
+	expect_fail(cli_run(NULL, "verify", other, "--pubkey", S.pub, "--envelope", dir, NULL), 2,
+		    "failed to open envelope /tmp/mw-vcli-");
+	r = cli_run(NULL, "verify", other, "--pubkey", S.pub, "--envelope", dir, NULL);
+	ck_assert_msg(strstr(r.err, ": Is a directory\n"), "%s", r.err);
+	cli_result_free(&r);
 	synth_spew(at("bad.json"), "{\"payloadType\":", 15);
 	expect_fail(cli_run(NULL, "verify", other, "--pubkey", S.pub, "--envelope", at("bad.json"),
 			    NULL),

@@ -1,0 +1,373 @@
+/*
+ * check_cli_io.c - the files and streams of the mcpwitness binary itself (run as a user runs it,
+ * by fork and exec, so main's own handling of standard output is part of the test):
+ *   output:     `policy learn -o` never replaces a trace or policy it reads (by name, hard link
+ *               or standard input), a symbolic link, a FIFO or a directory: one line, exit 2,
+ *               the file left as it was, no temporary file left behind; a regular file is
+ *               replaced;
+ *   incomplete: learn and diff --allow-incomplete use the records after the last verified seal
+ *               (or of a trace with no seal at all), name the trace and its verdict, and warn
+ *               that they are unproven; without the option such a trace is exit 3;
+ *   stdin:      "-" twice is a usage error; "-" with standard input closed is "Bad file
+ *               descriptor" for analyze, calls, learn and diff;
+ *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
+ *               dump, diff and export --dsse -o -;
+ *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed".
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_run.h"
+#include "synth_trace.h"
+#include "writer_int.h" /* mcpt_writer_flush: a trace cut before its FINAL seal */
+
+#define POLICY	 MW_SOURCE_DIR "/policies/default.yaml"
+#define BIN	 MW_BINARY_DIR "/analyzer/mcpwitness"
+#define TRACE_ID "0f1e2d3c4b5a69788796a5b4c3d2e1f0" /* synth_trace.c */
+
+Suite *cli_io_suite(void);
+
+static struct synth S;
+
+/* How the binary's standard streams are set up. */
+struct io {
+	const char *in; /* file on stdin; NULL: /dev/null */
+	int closed_in;	/* stdin closed */
+	int full_out;	/* stdout is /dev/full */
+};
+
+static void child(const struct io *io, char **argv, int out, int err)
+{
+	int in = io->in ? open(io->in, O_RDONLY) : open("/dev/null", O_RDONLY);
+
+	if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(99);
+	if (io->closed_in)
+		close(0);
+	execv(BIN, argv);
+	_exit(98);
+}
+
+/* Runs mcpwitness with the arguments that follow (NULL-terminated). */
+static struct cli_result mw(const struct io *io, ...)
+{
+	char *argv[40], outp[] = "/tmp/mw-out-XXXXXX", errp[] = "/tmp/mw-err-XXXXXX";
+	int argc = 0, fo = mkstemp(outp), fe = mkstemp(errp), status;
+	struct cli_result r;
+	va_list ap;
+	pid_t pid;
+
+	argv[argc++] = (char *)"mcpwitness";
+	va_start(ap, io);
+	while (argc < 39 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	ck_assert(fo >= 0 && fe >= 0);
+	if (io->full_out) {
+		close(fo);
+		fo = open("/dev/full", O_WRONLY);
+		ck_assert_int_ge(fo, 0);
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		child(io, argv, fo, fe);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	r.code = WEXITSTATUS(status);
+	ck_assert_msg(r.code < 98, "could not run %s", BIN);
+	close(fo), close(fe);
+	r.out = synth_slurp(io->full_out ? "/dev/null" : outp, NULL);
+	r.err = synth_slurp(errp, NULL);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+static const struct io plain;
+
+/* S.dir/name, in one of 8 rotating buffers. */
+static const char *at(const char *name)
+{
+	static char paths[8][128];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, 128, "%s/%s", S.dir, name);
+	return p;
+}
+
+static void expect(struct cli_result r, int code, const char *needle)
+{
+	ck_assert_msg(r.code == code, "exit %d, want %d: %s", r.code, code, r.err);
+	ck_assert_msg(cli_lines(r.err) == 1, "not one line: %s", r.err);
+	ck_assert_msg(strstr(r.err, needle), "\"%s\" not in %s", needle, r.err);
+	cli_result_free(&r);
+}
+
+/* --- traces ------------------------------------------------------------------------------- */
+
+static void server_start(struct synth *s)
+{
+	synth_exec(s, SYNTH_PID, SYNTH_PSTART, "/usr/bin/node", "node\0server.js", 15);
+	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/etc/hosts", NULL, 0, 3);
+}
+
+/* What the baseline never did: a child running curl. */
+static void curl(struct synth *s)
+{
+	synth_fork(s, SYNTH_PID, SYNTH_PSTART, 101, 2000);
+	synth_exec(s, 101, 2000, "/usr/bin/curl", "curl\0http://example.com/", 24);
+	synth_exit(s, 101, 2000, 0);
+}
+
+static void complete_trace(const char *name)
+{
+	synth_begin(&S, name);
+	server_start(&S);
+	synth_finish(&S);
+}
+
+/* The server's start sealed (seals = 1) or not (0), then curl, and no FINAL seal. */
+static void cut_trace(const char *name, int seals)
+{
+	synth_begin(&S, name);
+	server_start(&S);
+	if (seals)
+		ck_assert_int_eq(mcpt_writer__seal(S.w, 0), 0);
+	curl(&S);
+	ck_assert_int_eq(mcpt_writer_flush(S.w), 0); /* the collector killed */
+	mcpt_writer__free(S.w);
+	S.w = NULL;
+	close(S.fd);
+}
+
+static void teardown(void)
+{
+	synth_cleanup(&S);
+}
+
+/* --- output ------------------------------------------------------------------------------- */
+
+/* The entries of S.dir. */
+static int entries(void)
+{
+	char cmd[160];
+	FILE *p;
+	int n = 0, c;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s'", S.dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while ((c = fgetc(p)) != EOF)
+		n += c == '\n';
+	pclose(p);
+	return n;
+}
+
+static void same_bytes(const char *path, const char *want, size_t want_len)
+{
+	size_t len;
+	char *got = synth_slurp(path, &len);
+
+	ck_assert_uint_eq(len, want_len);
+	ck_assert(!memcmp(got, want, len));
+	free(got);
+}
+
+START_TEST(learn_output_refused)
+{
+	char *trace, *policy, want[256];
+	size_t trace_len, policy_len;
+	struct stat st;
+	int n;
+
+	complete_trace("t.mcpt");
+	trace = synth_slurp(S.path, &trace_len);
+	policy = synth_slurp(POLICY, &policy_len);
+	synth_spew(at("x.yaml"), policy, policy_len);
+	ck_assert_int_eq(link(S.path, at("h.mcpt")), 0);
+	ck_assert_int_eq(symlink("x.yaml", at("l.yaml")), 0);
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	ck_assert_int_eq(mkdir(at("d"), 0700), 0);
+	n = entries();
+
+	snprintf(want, sizeof(want), "refusing to write %s: it is the trace %s", S.path, S.path);
+	expect(mw(&plain, "policy", "learn", S.path, "-o", S.path, "-k", S.pub, "-p", POLICY, NULL),
+	       2, want);
+	snprintf(want, sizeof(want), "refusing to write %s: it is the trace %s", at("h.mcpt"),
+		 S.path);
+	expect(mw(&plain, "policy", "learn", S.path, "-o", at("h.mcpt"), "-k", S.pub, "-p", POLICY,
+		  NULL),
+	       2, want);
+	expect(mw(&(struct io){.in = S.path}, "policy", "learn", "-", "-o", S.path, "-k", S.pub,
+		  "-p", POLICY, NULL),
+	       2, "it is the trace on standard input");
+	snprintf(want, sizeof(want), "refusing to write %s: it is the base policy %s", at("x.yaml"),
+		 at("x.yaml"));
+	expect(mw(&plain, "policy", "learn", S.path, "-p", at("x.yaml"), "-o", at("x.yaml"), "-k",
+		  S.pub, NULL),
+	       2, want);
+	expect(mw(&plain, "policy", "learn", S.path, "-p", at("x.yaml"), "-o", at("l.yaml"), "-k",
+		  S.pub, NULL),
+	       2, "l.yaml: it is a symbolic link");
+	expect(mw(&plain, "policy", "learn", S.path, "-p", POLICY, "-o", at("fifo"), "-k", S.pub,
+		  NULL),
+	       2, "fifo: it is not a regular file");
+	expect(mw(&plain, "policy", "learn", S.path, "-p", POLICY, "-o", at("d"), "-k", S.pub,
+		  NULL),
+	       2, "d: it is not a regular file");
+	/* all as they were, and no temporary file left */
+	same_bytes(S.path, trace, trace_len);
+	same_bytes(at("x.yaml"), policy, policy_len);
+	ck_assert_int_eq(lstat(at("l.yaml"), &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(lstat(at("fifo"), &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(entries(), n);
+	/* a regular file is replaced, whole */
+	for (int i = 0; i < 2; i++) {
+		struct cli_result r = mw(&plain, "policy", "learn", S.path, "-p", POLICY, "-o",
+					 at("bl.yaml"), "-k", S.pub, NULL);
+
+		ck_assert_msg(r.code == 0, "%s", r.err);
+		cli_result_free(&r);
+		ck_assert_int_eq(lstat(at("bl.yaml"), &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+	}
+	ck_assert_int_eq(entries(), n + 1);
+	free(trace);
+	free(policy);
+}
+END_TEST
+
+/* --- incomplete traces -------------------------------------------------------------------- */
+
+START_TEST(incomplete_used_unproven)
+{
+	char base[128];
+	struct cli_result r;
+	char *bl;
+
+	complete_trace("b.mcpt");
+	snprintf(base, sizeof(base), "%s", S.path);
+	for (int seals = 0; seals < 2; seals++) {
+		cut_trace(seals ? "sealed.mcpt" : "unsealed.mcpt", seals);
+		expect(mw(&plain, "diff", "-k", S.pub, "-p", POLICY, base, "--", S.path, NULL), 3,
+		       "trace incomplete: ");
+		r = mw(&plain, "diff", "-k", S.pub, "-p", POLICY, "--allow-incomplete", base, "--",
+		       S.path, NULL);
+		ck_assert_msg(r.code == 1, "exit %d: %s", r.code, r.err); /* curl is new */
+		ck_assert_msg(
+			strstr(r.out, "\nthis:     trace " TRACE_ID ", VALID_PREFIX, 0 calls, "),
+			"%s", r.out);
+		ck_assert_msg(strstr(r.out, "/usr/bin/curl"), "%s", r.out);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, "used unproven (--allow-incomplete)"), "%s", r.err);
+		cli_result_free(&r);
+		r = mw(&plain, "diff", "-k", S.pub, "-p", POLICY, "--allow-incomplete", "--json",
+		       base, "--", S.path, NULL);
+		ck_assert_msg(strstr(r.out, "\"trace\": {\n    \"trace_id\": \"" TRACE_ID "\""),
+			      "%s", r.out);
+		cli_result_free(&r);
+		expect(mw(&plain, "policy", "learn", S.path, "-o", at("bl.yaml"), "-k", S.pub, "-p",
+			  POLICY, NULL),
+		       3, "trace incomplete: ");
+		r = mw(&plain, "policy", "learn", S.path, "-o", at("bl.yaml"), "-k", S.pub, "-p",
+		       POLICY, "--allow-incomplete", NULL);
+		ck_assert_msg(r.code == 0, "%s", r.err);
+		cli_result_free(&r);
+		bl = synth_slurp(at("bl.yaml"), NULL);
+		ck_assert_ptr_nonnull(strstr(bl, "# t1: trace " TRACE_ID ", VALID_PREFIX"));
+		ck_assert_ptr_nonnull(strstr(bl, "/usr/bin/curl"));
+		free(bl);
+	}
+}
+END_TEST
+
+/* --- standard input and output ------------------------------------------------------------ */
+
+START_TEST(stdin_twice_or_closed)
+{
+	const struct io closed = {.closed_in = 1};
+
+	complete_trace("t.mcpt");
+	expect(mw(&(struct io){.in = S.path}, "diff", "-k", S.pub, "-p", POLICY, "-", "--", "-",
+		  NULL),
+	       2, "diff: standard input (-) given twice");
+	expect(mw(&(struct io){.in = S.path}, "policy", "learn", "-", "-", "-o", at("bl.yaml"),
+		  "-k", S.pub, "-p", POLICY, NULL),
+	       2, "policy learn: standard input (-) given twice");
+	expect(mw(&closed, "analyze", "-", "-k", S.pub, "-p", POLICY, NULL), 2,
+	       "failed to open trace -: Bad file descriptor");
+	expect(mw(&closed, "calls", "-", "-k", S.pub, NULL), 2,
+	       "failed to open trace -: Bad file descriptor");
+	expect(mw(&closed, "diff", "-k", S.pub, "-p", POLICY, S.path, "--", "-", NULL), 2,
+	       "failed to open trace -: Bad file descriptor");
+	expect(mw(&closed, "policy", "learn", "-", "-o", at("bl.yaml"), "-k", S.pub, "-p", POLICY,
+		  NULL),
+	       2, "failed to open trace -: Bad file descriptor");
+}
+END_TEST
+
+START_TEST(stdout_full)
+{
+	const struct io full = {.full_out = 1};
+
+	complete_trace("t.mcpt");
+	expect(mw(&full, "analyze", S.path, "-k", S.pub, "-p", POLICY, NULL), 2,
+	       "mcpwitness: failed to write the report: No space left on device\n");
+	expect(mw(&full, "analyze", S.path, "-k", S.pub, "-p", POLICY, "-f", "json", NULL), 2,
+	       "mcpwitness: failed to write the report: No space left on device\n");
+	expect(mw(&full, "calls", S.path, "-k", S.pub, NULL), 2,
+	       "mcpwitness: failed to write the calls: No space left on device\n");
+	expect(mw(&full, "dump", S.path, NULL), 2,
+	       "mcpwitness: failed to write the dump: No space left on device\n");
+	expect(mw(&full, "diff", "-k", S.pub, "-p", POLICY, S.path, "--", S.path, NULL), 2,
+	       "mcpwitness: failed to write the diff: No space left on device\n");
+	expect(mw(&full, "export", S.path, "--dsse", "-o", "-", "--pubkey", S.pub, NULL), 2,
+	       ": No space left on device\n");
+}
+END_TEST
+
+START_TEST(not_a_trace)
+{
+	char want[160];
+
+	complete_trace("t.mcpt");
+	synth_spew(at("empty"), "", 0);
+	snprintf(want, sizeof(want),
+		 "mcpwitness: failed to read trace %s: empty file: not a trace\n", at("empty"));
+	expect(mw(&plain, "diff", "-k", S.pub, "-p", POLICY, S.path, "--", at("empty"), NULL), 2,
+	       want);
+	expect(mw(&plain, "policy", "learn", at("empty"), "-o", at("bl.yaml"), "-k", S.pub, "-p",
+		  POLICY, NULL),
+	       2, want);
+	expect(mw(&plain, "analyze", at("empty"), "--no-verify", "-p", POLICY, NULL), 2, want);
+}
+END_TEST
+
+Suite *cli_io_suite(void)
+{
+	Suite *s = suite_create("cli_io");
+	TCase *files = tcase_create("files"), *streams = tcase_create("streams");
+
+	tcase_add_checked_fixture(files, NULL, teardown);
+	tcase_add_checked_fixture(streams, NULL, teardown);
+	tcase_add_test(files, learn_output_refused);
+	tcase_add_test(files, incomplete_used_unproven);
+	tcase_add_test(files, not_a_trace);
+	tcase_add_test(streams, stdin_twice_or_closed);
+	tcase_add_test(streams, stdout_full);
+	suite_add_tcase(s, files);
+	suite_add_tcase(s, streams);
+	return s;
+}
