@@ -35,6 +35,7 @@ struct run {
 	unsigned reads;		     /* of the trace: 1, or 2 */
 	struct pass_model_feed feed; /* the one read's model */
 	bool loss_met;		     /* by the one read: it gives way to two */
+	bool tail_left;		     /* the model left out records after the last seal */
 	uint64_t malformed_events;   /* Events no reader may accept (event_malformed) */
 	uint64_t first_malformed;    /* the record index of the first of them */
 };
@@ -182,7 +183,8 @@ static int read_once(struct run *r, int fd, struct pass_digest *d)
 	return rc ?: callmodel__resolve(r->cm);
 }
 
-/* After a one read that met a Loss record: everything again from the start, in two reads. */
+/* After a one read that met a Loss record, or fed its model records after the last seal:
+ * everything again from the start, in two reads. */
 static int start_over(struct run *r, int fd)
 {
 	struct engine *eng = engine__new(r->pol, r->o->max_per_rule);
@@ -202,7 +204,8 @@ static int start_over(struct run *r, int fd)
 	callmodel__free(r->cm);
 	r->cm = NULL;
 	r->loss_records = r->released = r->malformed_events = 0;
-	p_info("%s: a Loss record: reading the trace twice", r->o->trace);
+	p_info("%s: %s: reading the trace twice", r->o->trace,
+	       r->loss_met ? "a Loss record" : "call records after the last seal");
 	return 0;
 }
 
@@ -213,10 +216,7 @@ static int read_model(struct run *r, int fd, struct pass_digest *d, uint8_t dige
 	struct callmodel_opts co = {.cancel_grace_ns = r->o->cancel_grace_ns};
 	int rc;
 
-	r->cm = callmodel__new(&co);
-	if (!r->cm)
-		return -ENOMEM;
-	rc = pass_model(fd, r->cm, d, digest);
+	rc = pass_model(fd, &co, !r->o->no_verify, &r->cm, &r->tail_left, d, digest);
 	if (!rc)
 		rc = engine__set_model(r->eng, r->cm);
 	if (!rc && r->o->format == FORMAT_HTML &&
@@ -261,7 +261,9 @@ static int read_trace(struct run *r)
 	}
 	if (one_read_enough(r)) {
 		rc = read_once(r, fd, &d);
-		if (rc && r->loss_met)
+		/* a Loss record, or a model fed records no seal proves (two reads leave them out,
+		 * pass_model): again from the start */
+		if ((rc && r->loss_met) || (!rc && !r->o->no_verify && r->feed.tail_fed))
 			rc = start_over(r, fd) ?: read_twice(r, fd, &d);
 	} else {
 		rc = read_twice(r, fd, &d);
@@ -454,6 +456,10 @@ int analyze_run_reads(const struct analyze_opts *o, FILE *out, unsigned *reads)
 	code = refused(&r);
 	if (code)
 		goto cleanup;
+	if (r.tail_left && o->allow_incomplete) /* else refused as incomplete, one line */
+		p_warn("%s: records after the last seal do not attribute findings to calls: no "
+		       "seal proves them",
+		       o->trace);
 	code = MW_EXIT_USAGE;
 	if (settle(&r))
 		goto cleanup;

@@ -25,6 +25,7 @@ struct calls_run {
 	struct callmodel *cm;
 	struct callsum *sum;
 	uint64_t events;
+	bool tail_left; /* the model left out records after the last seal (pass_model) */
 };
 
 static void usage(FILE *out)
@@ -66,10 +67,7 @@ static int read_both(struct calls_run *r, int fd)
 	uint8_t d1[32], d2[32];
 	int rc;
 
-	r->cm = callmodel__new(&co);
-	if (!r->cm)
-		return -ENOMEM;
-	rc = pass_model(fd, r->cm, &first, d1);
+	rc = pass_model(fd, &co, !r->o->no_verify, &r->cm, &r->tail_left, &first, d1);
 	if (rc)
 		return rc;
 	r->sum = callsum__new(callset__count(callmodel__calls(r->cm)));
@@ -148,6 +146,9 @@ static int calls_run(const struct calls_opts *o)
 				    : strerror(rc < 0 ? -rc : EIO));
 		goto cleanup;
 	}
+	if (r.tail_left)
+		p_warn("%s: calls after the last seal are left out: no seal proves them",
+		       o->trace);
 	code = report(&r);
 cleanup:
 	if (fd > 0)

@@ -82,13 +82,13 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 }
 
 /* Both reads; -ESTALE when the file changed between them. */
-static int read_both(struct obs_run *r, int fd)
+static int read_both(struct obs_run *r, int fd, const struct callmodel_opts *co)
 {
 	struct pass_digest first, second;
 	uint8_t d1[32], d2[32];
 	int rc;
 
-	rc = pass_model(fd, r->t->cm, &first, d1);
+	rc = pass_model(fd, co, true, &r->t->cm, NULL, &first, d1);
 	if (rc)
 		return rc;
 	rc = pass_second(r->t->rp, fd, on_record, r, d1, &second, d2);
@@ -135,10 +135,9 @@ int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 		return MW_EXIT_USAGE;
 	ro.key = &key;
 	t->rp = replay__new(&ro);
-	t->cm = callmodel__new(&co);
 	t->vars = vars__new();
 	t->pt = proctree__new();
-	if (!t->rp || !t->cm || !t->vars || !t->pt) {
+	if (!t->rp || !t->vars || !t->pt) {
 		p_err("failed to read %s: %s", path, strerror(ENOMEM));
 		return MW_EXIT_USAGE;
 	}
@@ -147,7 +146,7 @@ int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 		p_err("%s", err);
 		return MW_EXIT_USAGE;
 	}
-	rc = read_both(&r, fd);
+	rc = read_both(&r, fd, &co);
 	if (fd > 0)
 		close(fd);
 	if (!rc && !r.header_done && replay__header(t->rp))

@@ -102,10 +102,30 @@ int pass_open(const char *path, char *err, size_t errlen)
 	return sp;
 }
 
+/* Whether the model takes record rr (pass_feed_model's cases). */
+static bool model_input(const struct replay_rec *rr)
+{
+	switch (rr->rec->type) {
+	case MCPT_T_STDIO:
+	case MCPT_T_MARK:
+	case MCPT_T_LOSS:
+		return true;
+	case MCPT_T_EVENT:
+		return callmodel_wants_op(((const Mcpt__Event *)rr->msg)->op);
+	default:
+		return false;
+	}
+}
+
 int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 {
 	struct ev_view v;
 
+	if (rr->rec->type == MCPT_T_SEAL) {
+		m->last_seal = rr->rec->index;
+		m->tail_fed = false;
+		return 0;
+	}
 	if (!rr->msg)
 		return 0;
 	if (!m->header) {
@@ -113,6 +133,9 @@ int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 		if (callmodel__header(m->cm, replay__header(m->rp)))
 			return -ENOMEM;
 	}
+	if (!model_input(rr) || (m->cut && rr->rec->index > m->cutoff))
+		return 0;
+	m->tail_fed = true;
 	switch (rr->rec->type) {
 	case MCPT_T_STDIO:
 		return callmodel__stdio(m->cm, (const Mcpt__StdioFrame *)rr->msg, rr->rec->index);
@@ -143,23 +166,46 @@ static bool wants_event(void *ctx, uint32_t op)
 	return callmodel_wants_op((int)op);
 }
 
-int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32])
+/* One skimming read of fd into m->cm (rewound after). 0 or -errno. */
+static int model_read(int fd, struct pass_model_feed *m, struct pass_digest *d,
+		      uint8_t digest[32])
 {
 	struct replay_opts ro = {.allow_unsigned = true, .want_event = wants_event, .skim = true};
-	struct pass_model_feed m = {.cm = cm};
 	int rc;
 
-	m.rp = replay__new(&ro);
-	if (!m.rp)
+	m->rp = replay__new(&ro);
+	if (!m->rp)
 		return -ENOMEM;
-	rc = pass_read(m.rp, fd, on_record, &m, d, digest);
-	replay__free(m.rp);
+	rc = pass_read(m->rp, fd, on_record, m, d, digest);
+	replay__free(m->rp);
+	m->rp = NULL;
 	if (rc)
 		return rc < 0 ? rc : -EIO;
-	rc = callmodel__resolve(cm);
-	if (!rc && lseek(fd, 0, SEEK_SET) < 0)
-		rc = -errno;
-	return rc;
+	return lseek(fd, 0, SEEK_SET) < 0 ? -errno : 0;
+}
+
+int pass_model(int fd, const struct callmodel_opts *co, bool verified_only,
+	       struct callmodel **out, bool *tail_left, struct pass_digest *d, uint8_t digest[32])
+{
+	struct pass_model_feed m = {.cm = callmodel__new(co)};
+	int rc = m.cm ? model_read(fd, &m, d, digest) : -ENOMEM;
+
+	if (tail_left)
+		*tail_left = !rc && verified_only && m.tail_fed;
+	if (!rc && verified_only && m.tail_fed) { /* again, without the unsealed tail */
+		uint64_t cutoff = m.last_seal;
+
+		callmodel__free(m.cm);
+		m = (struct pass_model_feed){.cm = callmodel__new(co), .cut = true, .cutoff = cutoff};
+		rc = m.cm ? model_read(fd, &m, d, digest) : -ENOMEM;
+	}
+	rc = rc ?: callmodel__resolve(m.cm);
+	if (rc) {
+		callmodel__free(m.cm);
+		return rc;
+	}
+	*out = m.cm;
+	return 0;
 }
 
 int pass_once(struct replay *rp, int fd, replay_cb cb, void *ctx, struct pass_digest *d,

@@ -31,17 +31,27 @@ struct pass_digest {
  * -errno with "failed to ..." in err. */
 int pass_open(const char *path, char *err, size_t errlen);
 
-/* Reads fd from its start into cm (structure only: seals are the second read's business),
- * resolves cm and rewinds fd. digest gets the file's digest (d its state and length). Returns
- * 0 or -errno. */
-int pass_model(int fd, struct callmodel *cm, struct pass_digest *d, uint8_t digest[32]);
+/* Reads fd from its start into a new call model *out (structure only: seals are the second
+ * read's business), resolves it and rewinds fd. digest gets the file's digest (d its state
+ * and length). verified_only (a caller that verifies): the records after the last seal, which
+ * no seal proves, are left out of the model, so that records forged onto the end of a trace
+ * cannot move the attribution of sealed ones (the file is then read a second time);
+ * *tail_left says whether any was. Returns 0 or -errno. */
+int pass_model(int fd, const struct callmodel_opts *co, bool verified_only,
+	       struct callmodel **out, bool *tail_left, struct pass_digest *d, uint8_t digest[32]);
 
 /* What pass_model does with each record, for a caller that builds the model in a read of its
- * own (analyze's one read): cm and rp set, header false before the first record. */
+ * own (analyze's one read): cm and rp set, header false before the first record. It notes the
+ * last seal met and whether the model took a record after it (tail_fed); with cut set, no
+ * record after index cutoff is fed. */
 struct pass_model_feed {
 	struct callmodel *cm;
 	struct replay *rp;
 	bool header;
+	bool cut;
+	uint64_t cutoff;
+	uint64_t last_seal; /* record index of the last seal met, 0 before the first */
+	bool tail_fed;
 };
 int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr);
 

@@ -30,6 +30,7 @@ set_tests_properties(policy.default-check policy.fixtures-check PROPERTIES LABEL
 mw_unit_test(calls SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(attribute SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
+mw_unit_test(model_tail SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 mw_unit_test(passes SOURCES synth_trace.c LIBS mw_analyzer)
 mw_unit_test(callsum LIBS mw_analyzer_core)
 # verify / export / analyze as a user runs them, on traces from the trace library's forge too.
