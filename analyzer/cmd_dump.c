@@ -62,15 +62,16 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 {
 	char msg[REPLAY_MESSAGE_MAX];
 
-	if (structure_bad(rep, verified)) {
-		p_err("%s: %s: %s", trace, structure_code(rep), replay_message(rep, msg));
-		return MW_EXIT_USAGE;
-	}
-	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY ||
-			 rep->verdict == MCPT_UNSUPPORTED)) {
+	/* with a key, a failed verification is 3 whatever broke, a Header that fails its
+	 * digest or names another key (then not kept) included */
+	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY)) {
 		p_err("%s: %s: %s", trace, mcpt_verdict_name(rep->verdict),
 		      replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
+	}
+	if (structure_bad(rep, verified)) {
+		p_err("%s: %s: %s", trace, structure_code(rep), replay_message(rep, msg));
+		return MW_EXIT_USAGE;
 	}
 	if (verified)
 		p_info("%s: %s: %s", trace, mcpt_verdict_name(rep->verdict),

@@ -65,6 +65,16 @@ static int write_out(const char *path, const void *p, size_t n)
 	return MW_EXIT_OK;
 }
 
+/* Whether the file on fd (when it can be read at an offset) does not begin as a trace does:
+ * then an export failure is an input error, not a failed verification. */
+static bool not_a_trace(int fd)
+{
+	uint8_t b[MCPT_MAGIC_LEN];
+	ssize_t n = pread(fd, b, sizeof(b), 0);
+
+	return n >= 0 && (n < (ssize_t)sizeof(b) || memcmp(b, MCPT_MAGIC, MCPT_MAGIC_LEN) != 0);
+}
+
 static int export_record(const struct export_opts *o, int fd)
 {
 	char err[512] = "";
@@ -75,6 +85,8 @@ static int export_record(const struct export_opts *o, int fd)
 	if (rc) {
 		p_err("failed to export record %llu of %s: %s", (unsigned long long)o->record,
 		      o->trace, err[0] ? err : strerror(-rc));
+		if (rc == -EBADMSG && not_a_trace(fd))
+			return MW_EXIT_USAGE;
 		return rc == -EBADMSG || rc == -ENODATA || rc == -EFBIG ? MW_EXIT_VERIFY
 									: MW_EXIT_USAGE;
 	}
@@ -91,6 +103,7 @@ static int export_dsse(const struct export_opts *o, int fd)
 	char msg[REPLAY_MESSAGE_MAX], *json = NULL;
 	struct mcpt_report rep;
 	int rc = mcpt_dsse_export(fd, &o->vo, &rep, &json);
+	bool not_a_trace = rc == -EBADMSG && rep.verdict == MCPT_UNSUPPORTED;
 
 	if (rc == -EBADMSG)
 		p_err("failed to export the FINAL seal of %s: %s: %s", o->trace,
@@ -98,8 +111,8 @@ static int export_dsse(const struct export_opts *o, int fd)
 	else if (rc)
 		p_err("failed to export the FINAL seal of %s: %s", o->trace, strerror(-rc));
 	mcpt_report__fini(&rep);
-	if (rc)
-		return rc == -EBADMSG ? MW_EXIT_VERIFY : MW_EXIT_USAGE;
+	if (rc) /* not a trace is an input error, as for the other commands */
+		return rc == -EBADMSG && !not_a_trace ? MW_EXIT_VERIFY : MW_EXIT_USAGE;
 	rc = strcmp(o->out, "-") ? write_out(o->out, json, strlen(json)) : MW_EXIT_OK;
 	if (!strcmp(o->out, "-"))
 		printf("%s\n", json);

@@ -480,6 +480,12 @@ START_TEST(wrong_key)
 	r = cli_run(NULL, "verify", S.path, "--pubkey", other.pub, NULL);
 	ck_assert_int_eq(r.code, 3);
 	cli_result_free(&r);
+	/* dump with the wrong key: a failed verification too (the Header is not kept) */
+	r = cli_run(NULL, "dump", S.path, "--pubkey", other.pub, NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_msg(strstr(r.err, "WRONG_KEY"), "%s", r.err);
+	cli_result_free(&r);
 	synth_cleanup(&other);
 }
 END_TEST
@@ -522,6 +528,15 @@ START_TEST(not_a_trace)
 	cli_result_free(&r);
 	r = cli_run(NULL, "verify", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 4);
+	cli_result_free(&r);
+	/* export too: an input error, not a failed verification */
+	r = cli_run(NULL, "export", POLICY, "--dsse", "--pubkey", S.pub, "-o", "-", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(cli_lines(r.err), 1);
+	cli_result_free(&r);
+	r = cli_run(NULL, "export", POLICY, "--record", "3", "--pubkey", S.pub, "-o", "-", NULL);
+	ck_assert_int_eq(r.code, 2);
+	ck_assert_int_eq(cli_lines(r.err), 1);
 	cli_result_free(&r);
 	r = cli_run(NULL, "analyze", "/nonexistent/t.mcpt", "-p", POLICY, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 2);
