@@ -325,7 +325,7 @@ const char *analysis_verdict(const struct analysis *a)
 {
 	if (!a->verified)
 		return "NOT VERIFIED (--no-verify)";
-	return mcpt_verdict_name(a->rep->verdict);
+	return mcpt_report_verdict_name(a->rep);
 }
 
 void analysis_verdict_view(const struct analysis *a, struct verdict_view *v)

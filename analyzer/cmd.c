@@ -94,7 +94,7 @@ int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified)
 		return MW_EXIT_USAGE;
 	}
 	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY)) {
-		p_err("%s: verification failed: %s: %s", trace, mcpt_verdict_name(rep->verdict),
+		p_err("%s: verification failed: %s: %s", trace, mcpt_report_verdict_name(rep),
 		      replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
 	}

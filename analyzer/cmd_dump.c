@@ -65,7 +65,7 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 	/* with a key, a failed verification is 3 whatever broke, a Header that fails its
 	 * digest or names another key (then not kept) included */
 	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY)) {
-		p_err("%s: %s: %s", trace, mcpt_verdict_name(rep->verdict),
+		p_err("%s: %s: %s", trace, mcpt_report_verdict_name(rep),
 		      replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
 	}
@@ -74,7 +74,7 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 		return MW_EXIT_USAGE;
 	}
 	if (verified)
-		p_info("%s: %s: %s", trace, mcpt_verdict_name(rep->verdict),
+		p_info("%s: %s: %s", trace, mcpt_report_verdict_name(rep),
 		       replay_message(rep, msg));
 	return MW_EXIT_OK;
 }

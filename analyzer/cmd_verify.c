@@ -183,7 +183,7 @@ static int verify_trace(struct verify_run *v, int fd)
 	}
 	code = mcpt_verdict_exit_code(rep->verdict);
 	if (rep->verdict != MCPT_VALID_COMPLETE)
-		p_err("%s: %s: %s%s", o->trace, mcpt_verdict_name(rep->verdict),
+		p_err("%s: %s: %s%s", o->trace, mcpt_report_verdict_name(rep),
 		      replay_message(rep, msg),
 		      o->envelope ? " (so no FINAL seal to match the envelope)" : "");
 	if (o->envelope)

@@ -162,7 +162,7 @@ int obs_read(struct obs_trace *t, const char *path, const struct obs_opts *o,
 
 const char *obs_verdict(const struct obs_trace *t)
 {
-	return t->rp ? mcpt_verdict_name(replay__report(t->rp)->verdict) : "?";
+	return t->rp ? mcpt_report_verdict_name(replay__report(t->rp)) : "?";
 }
 
 void obs_fini(struct obs_trace *t)

@@ -208,7 +208,7 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 	char msg[REPLAY_MESSAGE_MAX];
 
 	strbuf_printf(sb, "verification: %s",
-		      v->verified ? mcpt_verdict_name(v->rep->verdict)
+		      v->verified ? mcpt_report_verdict_name(v->rep)
 				  : "NOT VERIFIED (--no-verify)");
 	if (v->rep->message[0])
 		strbuf_printf(sb, ": %s", replay_message(v->rep, msg));
@@ -371,7 +371,7 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 	jsonw_put(&w, "trace",
 		  json_pack("{s:o,s:s,s:b}", "id",
 			    v->hdr ? json_string(strbuf_str(&sb) ?: "") : json_null(), "verdict",
-			    v->verified ? mcpt_verdict_name(v->rep->verdict)
+			    v->verified ? mcpt_report_verdict_name(v->rep)
 					: "NOT VERIFIED (--no-verify)",
 			    "signatures_checked", v->verified));
 	strbuf_fini(&sb);
