@@ -199,6 +199,8 @@ bool mcpt_unwire_event_head(size_t len, const uint8_t *data, struct mcpt_event_h
  * or ts_delta as mcpt_valtab__feed would take it, in chunk `chunk`. 0 or -EBADMSG with why. */
 int mcpt_valtab__clock(struct mcpt_valtab *t, uint64_t chunk, uint64_t ts, int64_t ts_delta,
 		       char *why, size_t whylen);
+/* The resolved ts of the last Event fed or clocked in the open chunk (0: none). */
+uint64_t mcpt_valtab__last_ts(const struct mcpt_valtab *t);
 
 /* ---- arena.c ---- */
 

@@ -252,6 +252,11 @@ int mcpt_valtab__clock(struct mcpt_valtab *t, uint64_t chunk, uint64_t ts, int64
 	return 0;
 }
 
+uint64_t mcpt_valtab__last_ts(const struct mcpt_valtab *t)
+{
+	return t ? t->last_ts : 0;
+}
+
 int mcpt_valtab__feed(struct mcpt_valtab *t, uint64_t chunk, enum mcpt_type type,
 		      ProtobufCMessage *msg, char *why, size_t whylen)
 {

@@ -293,6 +293,19 @@ static const char *undeclared(uint64_t features, uint32_t type, const ProtobufCM
 	return NULL;
 }
 
+/* Widens the segment's Event time range by the Event just resolved (its seal must cover it). */
+static void note_event_ts(struct vstate *v)
+{
+	uint64_t ts = mcpt_valtab__last_ts(v->vt);
+
+	if (!ts)
+		return;
+	if (!v->seg_ev_min || ts < v->seg_ev_min)
+		v->seg_ev_min = ts;
+	if (ts > v->seg_ev_max)
+		v->seg_ev_max = ts;
+}
+
 /* The first bad reference of the segment makes it BAD when its seal is checked. */
 static void ref_error(struct vstate *v, uint64_t index, const char *why)
 {
@@ -314,8 +327,11 @@ static bool check_refs(struct vstate *v, uint64_t index, uint32_t type, Protobuf
 		ref_error(v, index, undecl);
 	else if (mcpt_valtab__feed(v->vt, v->chunk_seq, (enum mcpt_type)type, m, why, sizeof(why)))
 		ref_error(v, index, why);
-	else
+	else {
+		if (type == MCPT_T_EVENT)
+			note_event_ts(v);
 		return true;
+	}
 	return false;
 }
 
@@ -345,6 +361,8 @@ static bool skip_event(struct vstate *v, const struct vframe *f)
 		ref_error(v, f->index, undeclared_ts_delta);
 	else if (mcpt_valtab__clock(v->vt, v->chunk_seq, h.ts, h.ts_delta, why, sizeof(why)))
 		ref_error(v, f->index, why);
+	else
+		note_event_ts(v);
 	mcpt_segment_add(&v->seg, f->p, f->len);
 	return true;
 }

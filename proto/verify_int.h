@@ -75,6 +75,7 @@ struct vstate {
 	struct mcpt_segment seg;
 	uint64_t seg_first, seg_offset;
 	uint64_t seg_parse_err; /* index + 1 of the first record that does not parse, 0 = none */
+	uint64_t seg_ev_min, seg_ev_max; /* the segment's Event timestamps (0: no Event yet) */
 	uint64_t chunk_seq;	/* ordinal of the last chunk opened */
 	struct mcpt_valtab *vt; /* the open chunk's value table */
 	uint64_t seg_ref_err;	/* index + 1 of the first record with a bad value reference */

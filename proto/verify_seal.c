@@ -188,6 +188,11 @@ static bool check_time(struct vstate *v, struct seal_check *c)
 		limit = cs->monotonic_ns;
 	if (limit && st->max_event_ts > limit + MCPT_SKEW_NS)
 		return fail(c, MCPT_E_SEAL_TIME, "events stamped after their seal");
+	/* a range, when the seal gives one, covers every Event sealed (the writer's also covers
+	 * other records' times) */
+	if (v->seg_ev_max && st->max_event_ts &&
+	    (v->seg_ev_min < st->min_event_ts || v->seg_ev_max > st->max_event_ts))
+		return fail(c, MCPT_E_SEAL_TIME, "an event stamped outside its seal's time range");
 	return true;
 }
 
@@ -373,5 +378,6 @@ int mcpt_v_seal(struct vstate *v, struct vframe *f)
 	v->seg_offset = f->offset + f->len;
 	v->seg_parse_err = 0;
 	v->seg_ref_err = 0;
+	v->seg_ev_min = v->seg_ev_max = 0;
 	return r;
 }

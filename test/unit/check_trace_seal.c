@@ -150,6 +150,18 @@ static void sx_future(Mcpt__SealStatement *st)
 	st->max_event_ts = st->clock->boottime_after_ns + 6000000000ull;
 }
 
+/* segment 1 holds the Events stamped 1002000 and 1003000 (forge_event 2 and 3) */
+static void sx_event_before(Mcpt__SealStatement *st)
+{
+	st->min_event_ts = 1002500;
+	st->max_event_ts = 1003000;
+}
+static void sx_event_after(Mcpt__SealStatement *st)
+{
+	st->min_event_ts = 1002000;
+	st->max_event_ts = 1002999;
+}
+
 static const struct {
 	void (*fn)(Mcpt__SealStatement *st);
 	enum mcpt_code c;
@@ -177,6 +189,8 @@ static const struct {
 	{sx_minmax, MCPT_E_SEAL_TIME, "time range"},
 	{sx_min_gt_max, MCPT_E_SEAL_TIME, "time range"},
 	{sx_future, MCPT_E_SEAL_TIME, "after their seal"},
+	{sx_event_before, MCPT_E_SEAL_TIME, "outside its seal's time range"},
+	{sx_event_after, MCPT_E_SEAL_TIME, "outside its seal's time range"},
 };
 
 static void run_sx(Mcpt__SealStatement *st, void *ctx)
