@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/audit.h>
 #include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "launch.h"
 #include "log.h"
@@ -172,6 +176,38 @@ static int exec_search(int status, char **command)
 	return err;
 }
 
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#define FOREIGN_NR_MIN	  0x40000000u /* __X32_SYSCALL_BIT: x32 calls share the arch */
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#define FOREIGN_NR_MIN	  0xffffffffu
+#endif
+
+/* COMMAND's syscalls of another ABI than the native one (i386 through int $0x80, x32) would be
+ * read by the dispatchers as native numbers (other calls' handlers, or none at all: an escape
+ * from the trace). The filter kills the process at the first such call, which the trace then
+ * shows as its exit by SIGSYS. A hand-built filter: no allocation between fork and exec. */
+static int deny_foreign_abi(void)
+{
+#ifdef NATIVE_AUDIT_ARCH
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, FOREIGN_NR_MIN, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+#else
+	return 0;
+#endif
+}
+
 /* In the child: become the user, lose every privilege and inherited fd, wait at the gate,
  * exec. Only async-signal-safe calls; failures go back through the status pipe. */
 void launch_note_ignored(struct launch *l)
@@ -208,7 +244,7 @@ child_main(int gate, int status, char **command, const struct launch_cred *c, bo
 		errno = EPERM; /* the drop did not hold */
 		goto fail;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || deny_foreign_abi())
 		goto fail;
 	if (pdeath && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
 		goto fail;

@@ -295,6 +295,19 @@ class CollectorCli(mwtest.E2ETestCase):
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):  # the collector's own
             self.assertFalse(ign & (1 << (sig - 1)), "%s ignored: %s" % (sig, r.stdout))
 
+    def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
+        """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of
+        the same number (getpid 20 as writev) or escape the trace: a launched server is killed
+        by SIGSYS at its first one, and the trace says so."""
+        if os.uname().machine != "x86_64":
+            self.skipTest("the i386 entry exists on x86-64 only")
+        import mwevents
+        rec = mwevents.Recording(self.work, self.keys, ["int80"], busy=False)
+        self.assertIn("step int80 failed (status 0x1f)", rec.result.stderr)  # SIGSYS
+        step_pids = [e["pid"] for e in rec.events if e["op"] == "exit" and e["args"][0] == 31]
+        self.assertEqual(len(step_pids), 1, rec.result.stderr)
+        self.assertEqual([e["op"] for e in rec.of(step_pids[0]) if e["op"] != "exit"], [])
+
     def test_option_errors_name_the_bad_option(self):
         for args, want in ((["-o", "t", "-vZq", "--", "true"], "unknown option '-Z'"),
                            (["-o"], "option '-o' needs an argument"),
