@@ -464,6 +464,38 @@ START_TEST(truncated)
 }
 END_TEST
 
+/* A write that lands on a persistence file through a symlink (path in the workspace, opened
+ * path ~/.bashrc) is the persistence write it is. */
+START_TEST(persistence_through_a_symlink)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[3] = {-100, 01101, 0644}; /* O_WRONLY | O_CREAT | O_TRUNC */
+	struct cli_result r;
+	json_t *doc, *f;
+
+	synth_begin(&S, "t.mcpt");
+	e.op = MCPT__OP__OP_OPENAT;
+	e.pid = e.tid = SYNTH_PID;
+	e.pstart = SYNTH_PSTART;
+	e.ret = 3;
+	e.path = (ProtobufCBinaryData){9, (uint8_t *)"cache.tmp"};
+	e.abs_path = (ProtobufCBinaryData){15, (uint8_t *)"/work/cache.tmp"};
+	e.opened_path = (ProtobufCBinaryData){15, (uint8_t *)"/home/u/.bashrc"};
+	e.args = args;
+	e.n_args = 3;
+	synth_event(&S, &e);
+	synth_finish(&S);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_msg(doc, "%s", r.err);
+	ck_assert_int_eq(json_array_size(json_object_get(doc, "findings")), 1);
+	f = json_array_get(json_object_get(doc, "findings"), 0);
+	ck_assert_str_eq(jstr(f, "rule"), "file.persistence-write");
+	json_decref(doc);
+	cli_result_free(&r);
+}
+END_TEST
+
 START_TEST(wrong_key)
 {
 	struct synth other = {0};
@@ -840,6 +872,7 @@ Suite *analyze_suite(void)
 	tcase_add_test(bad, truncated);
 	tcase_add_test(bad, wrong_key);
 	tcase_add_test(bad, not_a_trace);
+	tcase_add_test(bad, persistence_through_a_symlink);
 	tcase_add_test(bad, malformed_event);
 	tcase_add_test(bad, no_final_without_verify);
 	tcase_add_test(bad, bad_policy);
