@@ -496,6 +496,38 @@ START_TEST(persistence_through_a_symlink)
 }
 END_TEST
 
+/* A datagram (or a TCP fast open) sent to the metadata address needs no connect: the same
+ * critical finding. */
+START_TEST(metadata_without_connect)
+{
+	static const uint8_t sa[16] = {2, 0, 0, 80, 169, 254, 169, 254}; /* AF_INET, port 80 */
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[4] = {5, 3, 0x20000000 /* MSG_FASTOPEN */, sizeof(sa)};
+	struct cli_result r;
+	json_t *doc, *f;
+
+	synth_begin(&S, "t.mcpt");
+	e.op = MCPT__OP__OP_SENDTO;
+	e.pid = e.tid = SYNTH_PID;
+	e.pstart = SYNTH_PSTART;
+	e.ret = 3;
+	e.data = (ProtobufCBinaryData){sizeof(sa), (uint8_t *)sa};
+	e.args = args;
+	e.n_args = 4;
+	synth_event(&S, &e);
+	synth_finish(&S);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_msg(doc, "%s", r.err);
+	ck_assert_int_ge(json_array_size(json_object_get(doc, "findings")), 1);
+	f = json_array_get(json_object_get(doc, "findings"), 0);
+	ck_assert_str_eq(jstr(f, "rule"), "net.cloud-metadata");
+	ck_assert_str_eq(jstr(f, "message"), "sendto to 169.254.169.254:80");
+	json_decref(doc);
+	cli_result_free(&r);
+}
+END_TEST
+
 START_TEST(wrong_key)
 {
 	struct synth other = {0};
@@ -873,6 +905,7 @@ Suite *analyze_suite(void)
 	tcase_add_test(bad, wrong_key);
 	tcase_add_test(bad, not_a_trace);
 	tcase_add_test(bad, persistence_through_a_symlink);
+	tcase_add_test(bad, metadata_without_connect);
 	tcase_add_test(bad, malformed_event);
 	tcase_add_test(bad, no_final_without_verify);
 	tcase_add_test(bad, bad_policy);
