@@ -490,6 +490,8 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 	if (err)
 		return err;
 	pc.memo = p->memo;
+	for (size_t i = 0; i < p->n_lists; i++) /* counted again (policy_field.c) */
+		p->lists[i]->expand_state = 0;
 	for (size_t i = 0; i < p->n_macros && err != -ENOMEM; i++) {
 		e = cond_compile(p->macros[i]->cond, &pc);
 		err = err ?: e;

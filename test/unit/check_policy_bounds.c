@@ -228,6 +228,32 @@ START_TEST(list_shared_expands)
 }
 END_TEST
 
+/* A list changed by a file loaded after a compilation is counted again by the next one (the
+ * counts are kept per compilation, not per load). */
+START_TEST(list_recounted_after_an_override)
+{
+	struct policy *p = policy__new();
+	struct vars *vs = vars__new();
+	struct diag d = {0};
+
+	in_tmpdir();
+	write_file("a.yaml", HDR "lists:\n  a: [/x]\n  b: [\"@a\"]\n"
+				 "rules:\n" RULE_R "  condition: {path: \"@b\"}\n");
+	write_file("b.yaml", HDR "lists:\n  a: {items: [/y, /z], override: append}\n");
+	ck_assert_int_eq(policy__load_file(p, "a.yaml", &d), 0);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	ck_assert_uint_eq(p->rules[0]->cond->test->n, 1);
+	ck_assert_uint_eq(policy_find_list(p, "b")->n_expanded, 1);
+	ck_assert_int_eq(policy__load_file(p, "b.yaml", &d), 0);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	ck_assert_uint_eq(p->rules[0]->cond->test->n, 3);
+	ck_assert_uint_eq(policy_find_list(p, "b")->n_expanded, 3);
+	diag_fini(&d);
+	vars__free(vs);
+	policy__free(p);
+}
+END_TEST
+
 /* Two lists that include each other through an override: named as a cycle. */
 START_TEST(list_cycle_refused)
 {
@@ -265,6 +291,7 @@ Suite *policy_bounds_suite(void)
 	tcase_add_test(tc, deep_override_is_no_cycle);
 	tcase_add_test(tc, list_bomb_refused);
 	tcase_add_test(tc, list_shared_expands);
+	tcase_add_test(tc, list_recounted_after_an_override);
 	tcase_add_test(tc, list_cycle_refused);
 	suite_add_tcase(s, tc);
 	return s;
