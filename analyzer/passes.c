@@ -143,9 +143,7 @@ int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 		return callmodel__mark(m->cm, (const Mcpt__Mark *)rr->msg, rr->rec->index);
 	case MCPT_T_LOSS:
 		return callmodel__loss(m->cm, (const Mcpt__Loss *)rr->msg);
-	case MCPT_T_EVENT:
-		if (!callmodel_wants_op(((const Mcpt__Event *)rr->msg)->op))
-			return 0; /* process facts only (an Event the reader could not skip) */
+	case MCPT_T_EVENT: /* process facts only (model_input) */
 		event_decode(&v, (const Mcpt__Event *)rr->msg);
 		return callmodel__event(m->cm, &v);
 	default:

@@ -382,23 +382,18 @@ static int push_value(struct fcomp *fc, const struct pol_value *pv)
 }
 
 #define LIST_DEPTH_MAX 16
-#define LIST_DEPTH_STR "16"
 
-static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, int depth)
+/* The values of v[0..n), lists expanded: count_values has checked them (no cycle, at most
+ * LIST_DEPTH_MAX deep, within POL_VALUES_MAX), so the recursion is bounded. */
+static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n)
 {
 	const struct pol_list *saved = fc->via;
 	int err = 0;
 
-	if (depth > LIST_DEPTH_MAX) {
-		diag_error(fc->d, &fc->t->pos, "lists nested deeper than %d (a cycle?)",
-			   LIST_DEPTH_MAX);
-		fc->errors++;
-		return 0;
-	}
 	for (size_t i = 0; i < n && !err; i++) {
 		if (v[i].ref) {
 			fc->via = v[i].ref;
-			err = push_values(fc, v[i].ref->items, v[i].ref->n, depth + 1);
+			err = push_values(fc, v[i].ref->items, v[i].ref->n);
 			fc->via = saved;
 		} else {
 			err = push_value(fc, &v[i]);
@@ -409,8 +404,9 @@ static int push_values(struct fcomp *fc, const struct pol_value *v, size_t n, in
 
 enum { LIST_UNSEEN = 0, LIST_OPEN, LIST_DONE };
 
-/* How many values l expands to, saturated at POL_VALUES_MAX + 1 and kept in l (lists do not
- * change once loaded), so a list used ten times by the next costs one count: -ELOOP when l
+/* How many values l expands to, saturated at POL_VALUES_MAX + 1 and kept in l until the next
+ * compilation (policy__compile forgets the counts: a file loaded since may have changed a
+ * list), so a list used ten times by the next costs one count: -ELOOP when l
  * includes itself through other lists, -E2BIG deeper than LIST_DEPTH_MAX. */
 static int64_t list_values(struct pol_list *l, int depth)
 {
@@ -449,13 +445,15 @@ static int count_values(struct fcomp *fc)
 	for (size_t i = 0; i < t->n_src; i++) {
 		int64_t k = t->src[i].ref ? list_values(t->src[i].ref, 1) : 1;
 
-		if (k == -ELOOP || k == -E2BIG) {
+		if (k == -ELOOP)
 			diag_error(fc->d, &t->src[i].pos,
-				   k == -ELOOP ? "list \"%s\" includes itself through other lists"
-					       : "list \"%s\" nests lists deeper than " LIST_DEPTH_STR,
+				   "list \"%s\" includes itself through other lists",
 				   t->src[i].ref->name);
+		else if (k == -E2BIG)
+			diag_error(fc->d, &t->src[i].pos, "list \"%s\" nests lists deeper than %d",
+				   t->src[i].ref->name, LIST_DEPTH_MAX);
+		if (k < 0)
 			return -EINVAL;
-		}
 		n += (uint64_t)k;
 	}
 	fc->pc->n_values += n;
@@ -496,7 +494,7 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 	err = count_values(&fc);
 	if (err)
 		return err;
-	err = push_values(&fc, t->src, t->n_src, 0);
+	err = push_values(&fc, t->src, t->n_src);
 	if (err)
 		return err;
 	if (fc.errors)

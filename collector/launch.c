@@ -181,7 +181,6 @@ static int exec_search(int status, char **command)
 #define FOREIGN_NR_MIN	  0x40000000u /* __X32_SYSCALL_BIT: x32 calls share the arch */
 #elif defined(__aarch64__)
 #define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#define FOREIGN_NR_MIN	  0xffffffffu
 #endif
 
 /* COMMAND's syscalls of another ABI than the native one (i386 through int $0x80, x32) would be
@@ -195,9 +194,11 @@ static int deny_foreign_abi(void)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+#ifdef FOREIGN_NR_MIN
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, FOREIGN_NR_MIN, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+#endif
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};

@@ -464,6 +464,23 @@ START_TEST(truncated)
 }
 END_TEST
 
+/* A trace of the server's one event e (pid, tid and pstart set here), analyzed with the
+ * default policy as JSON: the parsed report (r keeps the run). */
+static json_t *analyze_one(Mcpt__Event *e, struct cli_result *r)
+{
+	json_t *doc;
+
+	synth_begin(&S, "t.mcpt");
+	e->pid = e->tid = SYNTH_PID;
+	e->pstart = SYNTH_PSTART;
+	synth_event(&S, e);
+	synth_finish(&S);
+	*r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	doc = json_loads(r->out, 0, NULL);
+	ck_assert_msg(doc, "%s", r->err);
+	return doc;
+}
+
 /* A write that lands on a persistence file through a symlink (path in the workspace, opened
  * path ~/.bashrc) is the persistence write it is. */
 START_TEST(persistence_through_a_symlink)
@@ -473,21 +490,14 @@ START_TEST(persistence_through_a_symlink)
 	struct cli_result r;
 	json_t *doc, *f;
 
-	synth_begin(&S, "t.mcpt");
 	e.op = MCPT__OP__OP_OPENAT;
-	e.pid = e.tid = SYNTH_PID;
-	e.pstart = SYNTH_PSTART;
 	e.ret = 3;
 	e.path = (ProtobufCBinaryData){9, (uint8_t *)"cache.tmp"};
 	e.abs_path = (ProtobufCBinaryData){15, (uint8_t *)"/work/cache.tmp"};
 	e.opened_path = (ProtobufCBinaryData){15, (uint8_t *)"/home/u/.bashrc"};
 	e.args = args;
 	e.n_args = 3;
-	synth_event(&S, &e);
-	synth_finish(&S);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	doc = json_loads(r.out, 0, NULL);
-	ck_assert_msg(doc, "%s", r.err);
+	doc = analyze_one(&e, &r);
 	ck_assert_int_eq(json_array_size(json_object_get(doc, "findings")), 1);
 	f = json_array_get(json_object_get(doc, "findings"), 0);
 	ck_assert_str_eq(jstr(f, "rule"), "file.persistence-write");
@@ -506,19 +516,12 @@ START_TEST(metadata_without_connect)
 	struct cli_result r;
 	json_t *doc, *f;
 
-	synth_begin(&S, "t.mcpt");
 	e.op = MCPT__OP__OP_SENDTO;
-	e.pid = e.tid = SYNTH_PID;
-	e.pstart = SYNTH_PSTART;
 	e.ret = 3;
 	e.data = (ProtobufCBinaryData){sizeof(sa), (uint8_t *)sa};
 	e.args = args;
 	e.n_args = 4;
-	synth_event(&S, &e);
-	synth_finish(&S);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	doc = json_loads(r.out, 0, NULL);
-	ck_assert_msg(doc, "%s", r.err);
+	doc = analyze_one(&e, &r);
 	ck_assert_int_ge(json_array_size(json_object_get(doc, "findings")), 1);
 	f = json_array_get(json_object_get(doc, "findings"), 0);
 	ck_assert_str_eq(jstr(f, "rule"), "net.cloud-metadata");
