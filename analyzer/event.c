@@ -103,6 +103,19 @@ static const struct op_info op_table[] = {
 	OP(FINIT_MODULE, "finit_module"),
 	OP(BPF, "bpf"),
 	OP(MEMFD_CREATE, "memfd_create"),
+	OP(PIDFD_GETFD, "pidfd_getfd"),
+	OP(PIDFD_SEND_SIGNAL, "pidfd_send_signal"),
+	OP(RT_SIGQUEUEINFO, "rt_sigqueueinfo"),
+	OP(RT_TGSIGQUEUEINFO, "rt_tgsigqueueinfo"),
+	OP(OPEN_TREE, "open_tree"),
+	OP(MOVE_MOUNT, "move_mount"),
+	OP(FSOPEN, "fsopen"),
+	OP(FSCONFIG, "fsconfig"),
+	OP(FSMOUNT, "fsmount"),
+	OP(FSPICK, "fspick"),
+	OP(MOUNT_SETATTR, "mount_setattr"),
+	OP(PIVOT_ROOT, "pivot_root"),
+	OP(OPEN_TREE_ATTR, "open_tree_attr"),
 	OP(IO_URING_SETUP, "io_uring_setup"),
 	OP(IO_URING_ENTER, "io_uring_enter"),
 	OP(IO_URING_REGISTER, "io_uring_register"),
@@ -545,10 +558,13 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->abs2 = bytes_of(&e->abs_path2);
 	v->payload = bytes_of(&e->payload);
 	v->subject = v->abs.n ? v->abs : v->path;
+	if (!v->subject.n && v->op == MCPT__OP__OP_MOVE_MOUNT) /* a tree moved by its fd */
+		v->subject = v->opened.n ? v->opened : v->abs2.n ? v->abs2 : v->path2;
 	v->dev = e->dev;
 	v->ino = e->ino;
 	decode_result(v);
 	decode_op_specific(v, oi);
+	event_detail_set(v);
 }
 
 bool event_differs(const struct ev_view *v)

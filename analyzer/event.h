@@ -39,6 +39,9 @@ enum ev_family {
 #define EV_OP_MESSAGE 199
 #define EV_OP_LOSS    200
 
+/* Bytes an operation's name may take, its NUL included ("rt_tgsigqueueinfo" is the longest). */
+#define EV_OP_NAME_MAX 24
+
 enum ev_msg_kind {
 	MSG_REQUEST = 0,
 	MSG_RESPONSE,
@@ -131,6 +134,7 @@ struct ev_view {
 		struct dns_query dns;
 	} unchecked;
 	char op_buf[16]; /* name of an operation this analyzer does not know: "op<N>" */
+	char detail_buf[96]; /* describe()'s line for signals, pidfds, namespace forks */
 };
 
 /* The address given or received by a socket call, the socket's own address after it, the DNS
@@ -158,6 +162,10 @@ bool event_differs(const struct ev_view *v);
 
 /* Fills v from e (e must outlive v). Never fails. */
 void event_decode(struct ev_view *v, const Mcpt__Event *e);
+
+/* Sets describe() for records whose subject is another process or new namespaces (signals,
+ * pidfd calls, a fork into new namespaces): event_detail.c. Called by event_decode. */
+void event_detail_set(struct ev_view *v);
 
 /* Operation table lookups. event_op_by_name returns -1 for an unknown name. */
 const char *event_op_name(int op);

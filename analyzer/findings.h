@@ -35,7 +35,7 @@ struct finding {
 	uint64_t pstart;
 	char *message;
 	/* evidence (escaped text; NULL when the event has none) */
-	char op[16];
+	char op[EV_OP_NAME_MAX];
 	char *path, *path_arg, *opened_path, *addr;
 	char *dns;    /* the DNS query name, escaped */
 	char *detail; /* what a message or loss subject is, escaped */

@@ -215,6 +215,10 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return match_int(t, (ev->flags & MW_F_TAMPERED) != 0);
 	case F_UNCHECKED:
 		return match_int(t, (ev->flags & MW_F_UNCHECKED) != 0);
+	case F_FOREIGN:
+		return match_int(t, (ev->flags & MW_F_FOREIGN) != 0);
+	case F_NEW_NAMESPACES:
+		return ev->op == MCPT__OP__OP_FORK && match_int(t, (ev->flags & MW_F_NEWNS) != 0);
 	case F_DIFFERS:
 		return match_int(t, event_differs(ev));
 	case F_TARGET:

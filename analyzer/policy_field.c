@@ -55,6 +55,8 @@ static const struct field_desc fields[] = {
 	{"message", F_MESSAGE, VK_GLOB_TEXT, FAMS_CHANNEL},
 	{"direction", F_DIRECTION, VK_DIRECTION, FAMS_CHANNEL},
 	{"kind", F_KIND, VK_MSGKIND, FAMS_CHANNEL},
+	{"foreign", F_FOREIGN, VK_BOOL, FAMS_EVENTS},
+	{"new_namespaces", F_NEW_NAMESPACES, VK_BOOL, FAM_BIT(FAM_PROCESS)},
 };
 
 static const char *const af_names[] = {
@@ -71,7 +73,8 @@ static const char *const key_names[] = {
 	"truncated",  "unresolved",   "tampered",     "unchecked", "differs",	 "dev",
 	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
 	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
-	"direction",  "kind",	      "target",	      "exec_bits", NULL,
+	"direction",  "kind",	      "target",	      "exec_bits", "foreign",	 "new_namespaces",
+	NULL,
 };
 
 const char *const *field_key_names(void)

@@ -67,6 +67,8 @@ enum field_id {
 	F_MESSAGE,
 	F_DIRECTION,
 	F_KIND,
+	F_FOREIGN,
+	F_NEW_NAMESPACES,
 };
 
 /* Families of subjects that can carry a field (bit 1 << enum ev_family): a test of a field the

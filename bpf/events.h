@@ -61,6 +61,10 @@ enum mw_slot {
 #define MW_F_GAP	  (1u << 23) /* channel: bytes of the stream not captured (see arg[2]) */
 #define MW_F_UNCHECKED	  (1u << 24) /* the argument was not readable at entry (its page not yet
 					      * faulted in): a rewrite could not be checked */
+#define MW_F_FOREIGN	  (1u << 25) /* signal, pidfd: the target is not a tracked process (or
+					      * is a process group, or could not be resolved) */
+#define MW_F_NEWNS	  (1u << 26) /* fork: the child has namespaces of its own (a new user
+					      * namespace or a new nsproxy), from the kernel's view */
 
 /* Operations: one per hooked syscall or kernel hook. Ranges by family so a new member never
  * needs renumbering: process 1..39, file 40..99, network 100..129, injection and privilege
@@ -68,7 +72,7 @@ enum mw_slot {
 enum mw_op {
 	MW_OP_UNSPEC = 0,
 	/* process (arg[] per op; PATH/ABS a path argument as passed / made absolute) */
-	MW_OP_FORK = 1,	       /* child tgid, child tid, child pstart, clone flags; THREAD flag */
+	MW_OP_FORK = 1,	       /* child tgid, child tid, child pstart, clone flags; THREAD, NEWNS */
 	MW_OP_EXEC = 2,	       /* old tid, syscall nr; PATH filename as passed, OPENED/dev/ino the
 				* executable, PATH2 interpreter, DATA argv (NUL separated);
 				* UNFINISHED (stashed at entry): syscall nr, dirfd, flags */
@@ -139,7 +143,8 @@ enum mw_op {
 	MW_OP_PTRACE = 130,		/* request, pid, addr, data */
 	MW_OP_PROCESS_VM_READV = 131,	/* pid, local iovcnt, remote iovcnt, flags */
 	MW_OP_PROCESS_VM_WRITEV = 132,	/* as READV */
-	MW_OP_KILL = 133,		/* pid, signal (only aimed outside the caller's process) */
+	MW_OP_KILL = 133,		/* pid, signal (only aimed outside the caller's process);
+					 * FOREIGN */
 	MW_OP_TKILL = 134,		/* tid, signal (idem) */
 	MW_OP_TGKILL = 135,		/* tgid, tid, signal (idem) */
 	MW_OP_MOUNT = 136,		/* flags; PATH source, PATH2/ABS2 target, DATA fs type */
@@ -148,6 +153,24 @@ enum mw_op {
 	MW_OP_FINIT_MODULE = 139,	/* fd, flags; OPENED the module, DATA parameters */
 	MW_OP_BPF = 140,		/* cmd, size */
 	MW_OP_MEMFD_CREATE = 141,	/* flags; DATA the name */
+	MW_OP_PIDFD_GETFD = 142,	/* pidfd, target fd, flags, target tgid (0: unresolved);
+					 * OPENED/dev/ino the file obtained; FOREIGN */
+	MW_OP_PIDFD_SEND_SIGNAL = 143,	/* pidfd, signal, flags, target tgid; FOREIGN (only
+					 * aimed outside the caller's process, as KILL) */
+	MW_OP_RT_SIGQUEUEINFO = 144,	/* tgid, signal; FOREIGN (idem) */
+	MW_OP_RT_TGSIGQUEUEINFO = 145,	/* tgid, tid, signal; FOREIGN (idem) */
+	/* the mount API of Linux 5.2+: a detached tree made, configured and attached by fds */
+	MW_OP_OPEN_TREE = 146,		/* dirfd, flags; PATH/ABS, OPENED the tree (on success) */
+	MW_OP_MOVE_MOUNT = 147,		/* from dirfd, to dirfd, flags; PATH/ABS from path (OPENED
+					 * the from dirfd's file when the path is empty), PATH2/ABS2
+					 * the mount point */
+	MW_OP_FSOPEN = 148,		/* flags; DATA the filesystem type */
+	MW_OP_FSCONFIG = 149,		/* fd, cmd, aux; DATA the key, PATH the string value */
+	MW_OP_FSMOUNT = 150,		/* fs fd, flags, attribute flags */
+	MW_OP_FSPICK = 151,		/* dirfd, flags; PATH/ABS */
+	MW_OP_MOUNT_SETATTR = 152,	/* dirfd, flags, attr_set (first 8 bytes); PATH/ABS */
+	MW_OP_PIVOT_ROOT = 153,		/* PATH/ABS new root, PATH2/ABS2 where the old one goes */
+	MW_OP_OPEN_TREE_ATTR = 154,	/* as OPEN_TREE, attr_set in arg[2] */
 	/* evasion signals */
 	MW_OP_IO_URING_SETUP = 170,	/* entries, setup flags */
 	MW_OP_IO_URING_ENTER = 171,	/* fd, to_submit, min_complete, flags */

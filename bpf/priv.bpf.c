@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * priv.bpf.c - injection and privilege: ptrace and cross-process memory access, signals aimed
- * outside the caller's own process, mounts, module loads, bpf(), anonymous executable memory
- * (memfd_create). Rare in a benign server, so every attempt is recorded with its result.
+ * priv.bpf.c - injection and privilege: ptrace, cross-process memory access and fd theft
+ * (pidfd_getfd), signals aimed outside the caller's own process, module loads, bpf(), anonymous
+ * executable memory (memfd_create). Rare in a benign server, so every attempt is recorded with
+ * its result. (Mounts are in mount.bpf.c.)
  * (Exec of an fd shows in proc.bpf.c: the exec record carries the syscall and the file.)
  */
 #include "syscall.bpf.h"
@@ -36,34 +37,66 @@ MW_SYS_EXIT(process_vm_writev)
 	return mw_sys_plain(&s);
 }
 
-/* Signals: only those aimed outside the caller's own thread group are recorded. */
+/* Signals and pidfds. A signal is recorded only when aimed outside the caller's own thread
+ * group, with FOREIGN when its target is not a tracked process: killing a child the server
+ * started is routine, signalling the client or another process on the host is not. */
 extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym __weak;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
-/* Whether a signal aimed at id (a pid or tid as the caller names it, in its pid namespace)
- * stays inside the caller's own process: id is its tgid or the tid of any of its threads
- * (kill(tid) of a sibling thread signals our own group too). Looked up, not compared with our
- * own ids only: tkill(sibling) must not read as a signal to another process. */
-static __always_inline bool mw_signal_inside(int id)
+enum mw_target {
+	MW_TARGET_SELF,	   /* the caller's own thread group: not recorded */
+	MW_TARGET_TREE,	   /* another tracked process */
+	MW_TARGET_FOREIGN, /* an untracked process, a process group or every process */
+	MW_TARGET_NONE,	   /* no such task (any more): recorded without FOREIGN */
+};
+
+/* Where a task found by id points, as seen from the caller. */
+static __always_inline enum mw_target mw_task_target(struct task_struct *t)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
-	struct task_struct *t;
-	bool inside;
 
-	if (id <= 0) /* a process group, or every process */
-		return false;
+	if (t->tgid == me->tgid)
+		return MW_TARGET_SELF;
+	return mw_tgid_tracked(t->tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
+}
+
+/* The target of a signal aimed at id as the caller names it (its pid namespace): a pid or tid
+ * (kill(tid) of a sibling thread signals our own group too), -pgid a process group (judged by
+ * its leader), 0 the caller's group or -1 every process (both FOREIGN: a group may hold the
+ * collector and the client). Looked up, not compared with our own ids only: tkill(sibling)
+ * must not read as a signal to another process. */
+static __always_inline enum mw_target mw_signal_target(int id)
+{
+	struct task_struct *t;
+	enum mw_target where;
+
+	if (id == 0 || id == -1)
+		return MW_TARGET_FOREIGN;
+	if (id < 0)
+		id = -id;
 	if (bpf_ksym_exists(bpf_task_from_vpid))
 		t = bpf_task_from_vpid(id); /* 6.13+ */
 	else if (bpf_ksym_exists(bpf_task_from_pid))
 		t = bpf_task_from_pid(id); /* the initial pid namespace's ids */
 	else
-		return id == (int)(bpf_get_current_pid_tgid() >> 32);
-	if (!t) /* no such task: an attempt aimed outside */
-		return false;
-	inside = t->tgid == me->tgid;
+		return id == (int)(bpf_get_current_pid_tgid() >> 32) ? MW_TARGET_SELF
+									  : MW_TARGET_FOREIGN;
+	if (!t)
+		return MW_TARGET_NONE;
+	where = mw_task_target(t);
 	bpf_task_release(t);
-	return inside;
+	return where;
+}
+
+/* Emits a signal record aimed at target, unless it is the caller's own process. */
+static __always_inline int mw_signal_emit(struct mw_sys *s, enum mw_target where)
+{
+	if (where == MW_TARGET_SELF)
+		return 0;
+	if (where == MW_TARGET_FOREIGN)
+		s->r.e->flags |= MW_F_FOREIGN;
+	return mw_sys_plain(s);
 }
 
 MW_SYS_EXIT(kill)
@@ -71,9 +104,9 @@ MW_SYS_EXIT(kill)
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, MW_OP_KILL, ret, MW_INT(0), MW_INT(1), 0, 0);
 
-	if (!e || mw_signal_inside((int)e->arg[0]))
+	if (!e)
 		return 0;
-	return mw_sys_plain(&s);
+	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
 }
 
 MW_SYS_EXIT(tkill)
@@ -81,9 +114,9 @@ MW_SYS_EXIT(tkill)
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, MW_OP_TKILL, ret, MW_INT(0), MW_INT(1), 0, 0);
 
-	if (!e || mw_signal_inside((int)e->arg[0]))
+	if (!e)
 		return 0;
-	return mw_sys_plain(&s);
+	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
 }
 
 /* tgkill(tgid, tid, sig) is delivered only if tid belongs to tgid: tgid decides. */
@@ -93,34 +126,116 @@ MW_SYS_EXIT(tgkill)
 	struct mw_event *e =
 		mw_sys_begin(&s, MW_OP_TGKILL, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0);
 
-	if (!e || mw_signal_inside((int)e->arg[0]))
+	if (!e)
 		return 0;
-	return mw_sys_plain(&s);
+	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
 }
 
-MW_SYS_EXIT(mount)
+/* rt_sigqueueinfo(tgid, sig, info): kill with a payload; a negative tgid is refused. */
+MW_SYS_EXIT(rt_sigqueueinfo)
+{
+	struct mw_sys s;
+	struct mw_event *e =
+		mw_sys_begin(&s, MW_OP_RT_SIGQUEUEINFO, ret, MW_INT(0), MW_INT(1), 0, 0);
+
+	if (!e)
+		return 0;
+	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
+}
+
+/* rt_tgsigqueueinfo(tgid, tid, sig, info): tgkill with a payload. */
+MW_SYS_EXIT(rt_tgsigqueueinfo)
+{
+	struct mw_sys s;
+	struct mw_event *e = mw_sys_begin(&s, MW_OP_RT_TGSIGQUEUEINFO, ret, MW_INT(0), MW_INT(1),
+					  MW_INT(2), 0);
+
+	if (!e)
+		return 0;
+	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
+}
+
+#define MW_PIDFS_MAGIC 0x50494446 /* PID_FS_MAGIC: pidfd_open's files since 6.9 */
+#define MW_PROC_MAGIC  0x9fa0	  /* PROC_SUPER_MAGIC: a /proc/<pid> directory works too */
+#define MW_ANON_MAGIC  0x09041934 /* ANON_INODE_FS_MAGIC: pidfds before 6.9 */
+
+/* The task a pidfd (or an open /proc/<pid> directory) of the caller refers to, or NULL: the
+ * struct pid sits in the pidfs inode's i_private (6.9+), in the proc inode, or in the file's
+ * private_data (the anonymous inode of older kernels); its first PIDTYPE_PID task is the
+ * process (or, for a PIDFD_THREAD pidfd, the thread). Not referenced: read, not kept. */
+static __always_inline struct task_struct *mw_pidfd_task(int fd)
+{
+	struct file *f = mw_fd_file(fd);
+	struct hlist_node *first;
+	struct inode *inode;
+	struct pid *pid;
+	unsigned long magic;
+
+	if (!f)
+		return NULL;
+	inode = BPF_CORE_READ(f, f_inode);
+	magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	if (magic == MW_PIDFS_MAGIC)
+		pid = BPF_CORE_READ(inode, i_private);
+	else if (magic == MW_PROC_MAGIC)
+		pid = BPF_CORE_READ((struct proc_inode *)((void *)inode -
+							  bpf_core_field_offset(struct proc_inode,
+										vfs_inode)),
+				    pid);
+	else if (magic == MW_ANON_MAGIC)
+		pid = BPF_CORE_READ(f, private_data);
+	else
+		return NULL; /* not a pidfd: the call fails with EBADF */
+	if (!pid)
+		return NULL;
+	first = BPF_CORE_READ(pid, tasks[0].first); /* PIDTYPE_PID */
+	if (!first)
+		return NULL;
+	return (struct task_struct *)((void *)first - bpf_core_field_offset(struct task_struct,
+									     pid_links));
+}
+
+/* The target of a pidfd call: its tgid in arg[3], and where it is. */
+static __always_inline enum mw_target mw_pidfd_target(struct mw_sys *s, int fd)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct task_struct *t = mw_pidfd_task(fd);
+	__u32 tgid;
+
+	if (!t)
+		return MW_TARGET_NONE;
+	tgid = BPF_CORE_READ(t, tgid);
+	s->r.e->arg[3] = tgid;
+	if (tgid == me->tgid)
+		return MW_TARGET_SELF;
+	return mw_tgid_tracked(tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
+}
+
+/* pidfd_send_signal(pidfd, sig, info, flags) */
+MW_SYS_EXIT(pidfd_send_signal)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_MOUNT, ret, MW_LONG(3), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_PIDFD_SEND_SIGNAL, ret, MW_INT(0), MW_INT(1), MW_UINT(3),
+			  0))
 		return 0;
-	/* source and fs type may be NULL (a propagation change, a remount): absent, not a fault */
-	if (mw_uptr(&s, 0))
-		mw_slot_str(&s.r, MW_S_PATH, mw_uptr(&s, 0), MW_PATH_MAX, true);
-	mw_path_arg(&s.r, MW_S_PATH2, MW_S_ABS2, -100, mw_uptr(&s, 1));
-	if (mw_uptr(&s, 2))
-		mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 2), 64, true);
-	return mw_sys_plain(&s);
+	return mw_signal_emit(&s, mw_pidfd_target(&s, mw_iarg(&s, 0)));
 }
 
-/* umount2(target, flags) */
-MW_SYS_EXIT(umount2)
+/* pidfd_getfd(pidfd, targetfd, flags): a copy of another process's file descriptor, with
+ * ptrace's access check. Always recorded (taken from our own process too: rare), with the
+ * file obtained. */
+MW_SYS_EXIT(pidfd_getfd)
 {
 	struct mw_sys s;
 
-	if (!mw_sys_begin(&s, MW_OP_UMOUNT2, ret, MW_INT(1), 0, 0, 0))
+	if (!mw_sys_begin(&s, MW_OP_PIDFD_GETFD, ret, MW_INT(0), MW_INT(1), MW_UINT(2), 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	if (mw_pidfd_target(&s, mw_iarg(&s, 0)) == MW_TARGET_FOREIGN)
+		s.r.e->flags |= MW_F_FOREIGN;
+	if (ret >= 0)
+		mw_fd_path(&s.r, MW_S_OPENED, (int)ret);
+	return mw_sys_plain(&s);
 }
 
 MW_SYS_EXIT(init_module)

@@ -29,6 +29,15 @@ static __always_inline __u64 mw_clone_flags(void)
 	return 17; /* fork: SIGCHLD */
 }
 
+/* Whether the child was given namespaces of its own: a user namespace (its credentials') or any
+ * other (a new nsproxy). The kernel's view: the flags above are read from user memory and only
+ * describe the request. */
+static __always_inline bool mw_new_namespaces(struct task_struct *parent, struct task_struct *child)
+{
+	return BPF_CORE_READ(child, nsproxy) != BPF_CORE_READ(parent, nsproxy) ||
+	       BPF_CORE_READ(child, cred, user_ns) != BPF_CORE_READ(parent, cred, user_ns);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -52,6 +61,8 @@ int BPF_PROG(handle_sched_process_fork, struct task_struct *parent, struct task_
 	e->arg[3] = mw_clone_flags();
 	if (ctgid == ptgid)
 		e->flags |= MW_F_THREAD;
+	if (mw_new_namespaces(parent, child))
+		e->flags |= MW_F_NEWNS;
 	mw_rec_emit(&r);
 	return 0;
 }

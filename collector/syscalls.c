@@ -79,6 +79,26 @@ static const struct sysname table[] = {
 #ifdef SYS_finit_module
 	{ "finit_module", SYS_finit_module },
 #endif
+#ifdef SYS_fsconfig
+	{ "fsconfig", SYS_fsconfig },
+#elif defined(__x86_64__)
+	{ "fsconfig", 431 },
+#endif
+#ifdef SYS_fsmount
+	{ "fsmount", SYS_fsmount },
+#elif defined(__x86_64__)
+	{ "fsmount", 432 },
+#endif
+#ifdef SYS_fsopen
+	{ "fsopen", SYS_fsopen },
+#elif defined(__x86_64__)
+	{ "fsopen", 430 },
+#endif
+#ifdef SYS_fspick
+	{ "fspick", SYS_fspick },
+#elif defined(__x86_64__)
+	{ "fspick", 433 },
+#endif
 #ifdef SYS_ftruncate
 	{ "ftruncate", SYS_ftruncate },
 #endif
@@ -127,17 +147,52 @@ static const struct sysname table[] = {
 #ifdef SYS_mount
 	{ "mount", SYS_mount },
 #endif
+#ifdef SYS_mount_setattr
+	{ "mount_setattr", SYS_mount_setattr },
+#elif defined(__x86_64__)
+	{ "mount_setattr", 442 },
+#endif
+#ifdef SYS_move_mount
+	{ "move_mount", SYS_move_mount },
+#elif defined(__x86_64__)
+	{ "move_mount", 429 },
+#endif
 #ifdef SYS_open
 	{ "open", SYS_open },
 #endif
 #ifdef SYS_open_by_handle_at
 	{ "open_by_handle_at", SYS_open_by_handle_at },
 #endif
+#ifdef SYS_open_tree
+	{ "open_tree", SYS_open_tree },
+#elif defined(__x86_64__)
+	{ "open_tree", 428 },
+#endif
+#ifdef SYS_open_tree_attr
+	{ "open_tree_attr", SYS_open_tree_attr },
+#elif defined(__x86_64__)
+	{ "open_tree_attr", 467 },
+#endif
 #ifdef SYS_openat
 	{ "openat", SYS_openat },
 #endif
 #ifdef SYS_openat2
 	{ "openat2", SYS_openat2 },
+#endif
+#ifdef SYS_pidfd_getfd
+	{ "pidfd_getfd", SYS_pidfd_getfd },
+#elif defined(__x86_64__)
+	{ "pidfd_getfd", 438 },
+#endif
+#ifdef SYS_pidfd_send_signal
+	{ "pidfd_send_signal", SYS_pidfd_send_signal },
+#elif defined(__x86_64__)
+	{ "pidfd_send_signal", 424 },
+#endif
+#ifdef SYS_pivot_root
+	{ "pivot_root", SYS_pivot_root },
+#elif defined(__x86_64__)
+	{ "pivot_root", 155 },
 #endif
 #ifdef SYS_prctl
 	{ "prctl", SYS_prctl },
@@ -174,6 +229,16 @@ static const struct sysname table[] = {
 #endif
 #ifdef SYS_rmdir
 	{ "rmdir", SYS_rmdir },
+#endif
+#ifdef SYS_rt_sigqueueinfo
+	{ "rt_sigqueueinfo", SYS_rt_sigqueueinfo },
+#elif defined(__x86_64__)
+	{ "rt_sigqueueinfo", 129 },
+#endif
+#ifdef SYS_rt_tgsigqueueinfo
+	{ "rt_tgsigqueueinfo", SYS_rt_tgsigqueueinfo },
+#elif defined(__x86_64__)
+	{ "rt_tgsigqueueinfo", 297 },
 #endif
 #ifdef SYS_sendfile
 	{ "sendfile64", SYS_sendfile },

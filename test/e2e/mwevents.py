@@ -27,6 +27,9 @@ F_ENTRY = 1 << 18
 F_TAMPERED = 1 << 19
 F_ARGV_ENTRIES = 1 << 20
 F_FAULT = 1 << 21
+F_UNCHECKED = 1 << 24
+F_FOREIGN = 1 << 25
+F_NEWNS = 1 << 26
 
 
 def escape(data):
@@ -101,6 +104,8 @@ class Recording:
         self.keys = keys
         flags = list(extra) + (["--allow-root"] if user == "root" else [])
         self.busy = Busy(self.trigger) if busy else None
+        if self.busy:  # the process outside the tree that steps may aim at (trigger_ns.c)
+            env = dict(env if env is not None else os.environ, MW_FOREIGN_PID=str(self.busy.pid))
         try:
             self.result = mwtest.record(self.trace, keys, [self.trigger] + list(steps), user=user,
                                         extra=flags, env=env, cwd=self.dir)

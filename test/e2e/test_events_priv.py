@@ -1,6 +1,8 @@
 """test_events_priv.py - injection, privilege and evasion, syscall by syscall (issue 3): ptrace
 and process_vm_readv/writev on a child; kill/tkill/tgkill aimed outside the caller's process
-(recorded) and inside it, from the main thread and from another (never recorded); mount and
+(recorded) and inside it, from the main thread and from another (never recorded); signals and
+pidfd calls at a child (in the tree) and at the busy process (outside it: FOREIGN); a child
+in a new user and mount namespace (NEWNS) binding a directory with the mount API; mount and
 umount2; init_module and finit_module (ENOSYS: this kernel has no module support, and the
 attempt is still recorded); bpf; memfd_create and an exec of the memfd; io_uring setup, enter,
 register and each submission's opcode and fd.
@@ -13,7 +15,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwevents  # noqa: E402
-from mwevents import F_UNRES, S_OPENED  # noqa: E402
+from mwevents import F_FOREIGN, F_NEWNS, F_UNRES, S_OPENED  # noqa: E402
+import mwtest  # noqa: E402
 
 MS_NOSUID, MS_REC, MS_PRIVATE, MNT_DETACH = 0x2, 0x4000, 0x40000, 0x2
 IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
@@ -21,7 +24,8 @@ IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
 
 class PrivEvents(mwevents.EventsTestCase):
     STEPS = ("ptrace", "process_vm", "kill_out", "kill_in", "mount", "init_module",
-             "finit_module", "bpf", "memfd", "exec_memfd", "uring")
+             "finit_module", "bpf", "memfd", "exec_memfd", "uring", "signal_targets",
+             "ns_mount")
 
     def test_ptrace(self):
         s = self.rec.step("ptrace")
@@ -45,6 +49,92 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertRecord(self.rec.one(s["pid"], "kill"), "kill", 0, args=[s["a"], 15])
         self.assertRecord(self.rec.one(s["pid"], "tkill"), "tkill", 0, args=[s["b"], 9])
         self.assertRecord(self.rec.one(s["pid"], "tgkill"), "tgkill", 0, args=[s["c"], s["c"], 9])
+        for op in ("kill", "tkill", "tgkill"):  # children of ours: inside the tree
+            self.assertFalse(self.rec.one(s["pid"], op)["flags"] & F_FOREIGN, op)
+
+    def test_signals_and_pidfds_aimed_outside_the_tree(self):
+        s = self.rec.step("signal_targets")
+        pid, far, child = s["pid"], s["foreign"], s["child"]
+        self.assertEqual(far, self.rec.busy.pid)
+        self.assertNotIn(far, self.rec.tree)
+        # signal 0 to the busy process, by each route: recorded, FOREIGN
+        self.assertRecord(self.rec.one(pid, "kill"), "kill", s["kill_foreign"], args=[far],
+                          flags=F_FOREIGN)
+        sq = self.rec.of(pid, "rt_sigqueueinfo")
+        self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in sq],
+                         [([far], s["sigqueue_foreign"], F_FOREIGN),
+                          ([child], s["sigqueue_child"], 0)])
+        self.assertRecord(self.rec.one(pid, "rt_tgsigqueueinfo"), "rt_tgsigqueueinfo",
+                          s["tgsigqueue_foreign"], args=[far, far], flags=F_FOREIGN)
+        ps = self.rec.of(pid, "pidfd_send_signal")
+        # pidfd, signal, flags, and the target's tgid the kernel resolved from the pidfd
+        self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in ps],
+                         [([s["foreign_pidfd"], 0, 0, far], s["pidfd_signal_foreign"], F_FOREIGN),
+                          ([s["child_pidfd"], 9, 0, child], s["pidfd_signal_child"], 0)])
+        gf = self.rec.of(pid, "pidfd_getfd")
+        self.assertEqual([(e["args"], e["ret"], e["flags"] & F_FOREIGN) for e in gf],
+                         [([s["foreign_pidfd"], 0, 0, far], s["getfd_foreign"], F_FOREIGN),
+                          ([s["child_pidfd"], 0, 0, child], s["getfd_child"], 0)])
+        for e in gf:  # the file obtained, when the kernel handed one over
+            if e["ret"] >= 0:
+                self.assertEqual(e["opened_path"], "/dev/null", e)
+        for k in ("kill_foreign", "sigqueue_foreign", "pidfd_signal_foreign", "pidfd_signal_child"):
+            self.assertEqual(s[k], 0, k)
+
+    def test_mount_api_in_new_namespaces(self):
+        s = self.rec.step("ns_mount")
+        fork = [e for e in self.rec.of(s["pid"], "fork") if e["child"]["pid"] == s["child_pid"]]
+        self.assertEqual(len(fork), 1)
+        self.assertTrue(fork[0]["flags"] & F_NEWNS, fork[0])
+        self.assertEqual(fork[0]["args"][3] & 0x10020000, 0x10020000)  # NEWUSER | NEWNS asked
+        other = [e for e in self.rec.events if e["op"] == "fork" and e["flags"] & F_NEWNS
+                 and e is not fork[0]]
+        self.assertEqual(other, [])  # no other fork made namespaces
+        c = s["child_pid"]
+        tree, mnt = self.rec.path("nstree"), self.rec.path("nsmnt")
+        self.assertRecord(self.rec.one(c, "open_tree"), "open_tree", s["open_tree"],
+                          args=[-100, 0o2000001], path="nstree", abs_path=tree)
+        # the detached tree is the from fd; after the move it is at the mount point
+        self.assertRecord(self.rec.one(c, "move_mount"), "move_mount", s["move_mount"],
+                          args=[s["open_tree"], -100, 4], path=None, path2="nsmnt",
+                          abs_path2=mnt, opened_path=mnt)
+        self.assertRecord(self.rec.one(c, "open_tree_attr"), "open_tree_attr", s["open_tree_attr"],
+                          args=[-100, 0o2000000], path="nsmnt", abs_path=mnt)
+        self.assertRecord(self.rec.one(c, "fsopen"), "fsopen", s["fsopen"], data="tmpfs")
+        conf = self.rec.of(c, "fsconfig")
+        self.assertEqual([(e["args"], e["ret"], e.get("data"), e.get("path")) for e in conf],
+                         [([s["fsopen"], 1], s["fsconfig"], "size", "1m"),
+                          ([s["fsopen"], 6], s["fsconfig_create"], None, None)])
+        self.assertRecord(self.rec.one(c, "fsmount"), "fsmount", s["fsmount"], args=[s["fsopen"]])
+        self.assertRecord(self.rec.one(c, "fspick"), "fspick", s["fspick"], args=[-100],
+                          path="nsmnt", abs_path=mnt)
+        self.assertRecord(self.rec.one(c, "mount_setattr"), "mount_setattr", s["mount_setattr"],
+                          args=[-100, 0, 1], path="nsmnt", abs_path=mnt)  # MOUNT_ATTR_RDONLY
+        self.assertRecord(self.rec.one(c, "pivot_root"), "pivot_root", -2, errno="ENOENT",
+                          path="no-such-root", path2="no-such-root/old")
+        for k in ("open_tree", "move_mount", "fsopen", "fsmount", "fspick", "mount_setattr"):
+            self.assertGreaterEqual(s[k], 0, k)
+        self.assertFalse(os.path.ismount(mnt))  # it was only ever in the child's namespace
+
+    def test_default_policy_reports_them(self):
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        by_rule = {}
+        for f in found:
+            by_rule.setdefault(f["rule"], []).append(f)
+        s = self.rec.step("signal_targets")
+        foreign = sorted(f["evidence"]["op"] for f in by_rule.get("priv.signal-foreign", []))
+        self.assertEqual(foreign, ["kill", "pidfd_send_signal", "rt_sigqueueinfo",
+                                   "rt_tgsigqueueinfo"])
+        self.assertTrue(all(str(s["foreign"]) in f["message"]
+                            for f in by_rule["priv.signal-foreign"]), by_rule["priv.signal-foreign"])
+        self.assertIn("pidfd_getfd", [f["evidence"]["op"] for f in by_rule["priv.ptrace"]])
+        ns = by_rule["priv.new-namespaces"]
+        self.assertEqual(len(ns), 1)
+        self.assertIn("user, mount", ns[0]["message"])
+        mounts = {f["evidence"]["op"] for f in by_rule["priv.mount"]}
+        self.assertTrue({"open_tree", "move_mount", "fsmount", "mount_setattr",
+                         "pivot_root"} <= mounts, mounts)
+        self.assertFalse({"fsopen", "fsconfig", "fspick"} & mounts, mounts)
 
     def test_signals_inside_the_process_are_not_recorded(self):
         s = self.rec.step("kill_in")

@@ -30,6 +30,7 @@ START_TEST(op_table_mirrors_events_h)
 		int op = event_op_by_name(event_op_name_at(i));
 
 		ck_assert_int_gt(op, 0);
+		ck_assert_uint_lt(strlen(event_op_name_at(i)), EV_OP_NAME_MAX);
 		ck_assert_str_eq(event_op_name(op), event_op_name_at(i));
 		if (i)
 			ck_assert_int_gt(op, event_op_by_name(event_op_name_at(i - 1)));
@@ -37,6 +38,10 @@ START_TEST(op_table_mirrors_events_h)
 	ck_assert_int_eq(MCPT__OP__OP_IO_URING_SUBMIT, MW_OP_IO_URING_SUBMIT);
 	ck_assert_int_eq(MCPT__OP__OP_SETGROUPS, MW_OP_SETGROUPS);
 	ck_assert_int_eq(MCPT__OP__OP_SENDMMSG, MW_OP_SENDMMSG);
+	ck_assert_int_eq(MCPT__OP__OP_PIDFD_GETFD, MW_OP_PIDFD_GETFD);
+	ck_assert_int_eq(MCPT__OP__OP_OPEN_TREE_ATTR, MW_OP_OPEN_TREE_ATTR);
+	ck_assert_int_eq(event_op_by_name("rt_tgsigqueueinfo"), MW_OP_RT_TGSIGQUEUEINFO);
+	ck_assert_int_eq(event_op_family(MW_OP_MOVE_MOUNT), FAM_PRIVILEGE);
 	ck_assert_str_eq(event_family_name(event_op_family(MW_OP_CONNECT)), "network");
 	ck_assert_int_eq(event_op_family(130), FAM_PRIVILEGE);
 	ck_assert_int_eq(event_op_family(175), FAM_EVASION);
@@ -249,6 +254,60 @@ static size_t norm(const char *p, size_t n, char *out, size_t cap)
 	return event_normalize_path((const uint8_t *)p, n, out, cap);
 }
 
+/* The {detail} of records aimed at another process or at new namespaces, and the subject of a
+ * move_mount of a tree held by an fd. */
+static const char *detail_of(int op, uint32_t flags, const int64_t *args, size_t n)
+{
+	static Mcpt__Event e;
+	static struct ev_view v;
+
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.op = (Mcpt__Op)op;
+	e.flags = flags;
+	e.n_args = n;
+	e.args = (int64_t *)args;
+	event_decode(&v, &e);
+	return v.describe ? v.describe(v.describe_ctx) : NULL;
+}
+
+START_TEST(target_details)
+{
+	const int64_t kill_pid[] = {1234, 9}, kill_grp[] = {-77, 15}, kill_all[] = {-1, 9};
+	const int64_t kill_own[] = {0, 1}, tg[] = {5, 6, 9}, pidfd[] = {4, 0, 0, 321};
+	const int64_t pidfd_none[] = {4, 2}, getfd[] = {4, 7, 0, 321};
+	const int64_t fork_ns[] = {10, 10, 1, 0x10000000 | 0x20000 | 17}, fork_none[] = {10, 10, 1, 17};
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	struct ev_view v;
+
+	ck_assert_str_eq(detail_of(MW_OP_KILL, MW_F_FOREIGN, kill_pid, 2), "signal 9 to pid 1234");
+	ck_assert_str_eq(detail_of(MW_OP_KILL, 0, kill_grp, 2), "signal 15 to process group 77");
+	ck_assert_str_eq(detail_of(MW_OP_KILL, 0, kill_all, 2),
+			 "signal 9 to every process it may signal");
+	ck_assert_str_eq(detail_of(MW_OP_KILL, 0, kill_own, 2),
+			 "signal 1 to its own process group");
+	ck_assert_str_eq(detail_of(MW_OP_TGKILL, 0, tg, 3), "signal 9 to thread 6 of pid 5");
+	ck_assert_str_eq(detail_of(MW_OP_RT_TGSIGQUEUEINFO, 0, tg, 3),
+			 "signal 9 to thread 6 of pid 5");
+	ck_assert_str_eq(detail_of(MW_OP_PIDFD_SEND_SIGNAL, 0, pidfd, 4),
+			 "signal 0 to pid 321 (pidfd 4)");
+	ck_assert_str_eq(detail_of(MW_OP_PIDFD_SEND_SIGNAL, 0, pidfd_none, 2),
+			 "signal 2 through pidfd 4");
+	ck_assert_str_eq(detail_of(MW_OP_PIDFD_GETFD, 0, getfd, 4), "fd 7 of pid 321");
+	ck_assert_str_eq(detail_of(MW_OP_FORK, MW_F_NEWNS, fork_ns, 4), "user, mount");
+	ck_assert_str_eq(detail_of(MW_OP_FORK, MW_F_NEWNS, fork_none, 4),
+			 "namespaces prepared by an earlier unshare");
+	ck_assert_ptr_null(detail_of(MW_OP_FORK, 0, fork_ns, 4)); /* the kernel's view decides */
+	ck_assert_ptr_null(detail_of(MW_OP_PTRACE, 0, kill_pid, 2));
+
+	e.op = MCPT__OP__OP_MOVE_MOUNT;
+	e.opened_path = bin("/w/mnt", 6);
+	e.abs_path2 = bin("/w/mnt", 6);
+	event_decode(&v, &e);
+	ck_assert_int_eq((int)v.subject.n, 6);
+	ck_assert_mem_eq(v.subject.p, "/w/mnt", 6);
+}
+END_TEST
+
 START_TEST(normalize_path)
 {
 	static const char *const cases[][2] = {
@@ -335,6 +394,7 @@ Suite *event_suite(void)
 	tcase_add_test(tc, fork_exit_connect);
 	tcase_add_test(tc, open_variants_and_sockets);
 	tcase_add_test(tc, unknown_op);
+	tcase_add_test(tc, target_details);
 	tcase_add_test(tc, normalize_path);
 	tcase_add_test(tc, normalize_path_exhaustive);
 	suite_add_tcase(s, tc);

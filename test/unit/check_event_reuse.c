@@ -90,6 +90,12 @@ static void same_view(const struct ev_view *fresh, const struct ev_view *reused)
 	memcpy(&x, fresh, offsetof(struct ev_view, unchecked));
 	memcpy(&y, reused, offsetof(struct ev_view, unchecked));
 	x.op_name = y.op_name = NULL; /* each may point into its own op_buf */
+	/* a describe() reads its own view: the same function, each view its own context */
+	ck_assert((fresh->describe_ctx == fresh) == (reused->describe_ctx == reused));
+	if (fresh->describe)
+		ck_assert_str_eq(fresh->describe(fresh->describe_ctx),
+				 reused->describe(reused->describe_ctx));
+	x.describe_ctx = y.describe_ctx = NULL;
 	ck_assert_mem_eq(&x, &y, offsetof(struct ev_view, unchecked));
 	same_sockaddr(event_addr(fresh), event_addr(reused));
 	same_sockaddr(event_peer(fresh), event_peer(reused));

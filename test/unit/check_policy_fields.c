@@ -197,6 +197,32 @@ START_TEST(eval_differs_and_flags)
 	ck_assert(!holds(p, &x));
 	policy__free(p);
 
+	/* foreign: the kernel's FOREIGN flag; new_namespaces: NEWNS, on fork records only */
+	p = compile_cond("", "{op: kill, foreign: true}");
+	memset(&x.e, 0, sizeof(x.e));
+	x.e = (Mcpt__Event)MCPT__EVENT__INIT;
+	x.e.op = MCPT__OP__OP_KILL;
+	x.e.flags = MW_F_FOREIGN;
+	event_decode(&x.v, &x.e);
+	ck_assert(holds(p, &x));
+	x.e.flags = 0;
+	event_decode(&x.v, &x.e);
+	ck_assert(!holds(p, &x));
+	policy__free(p);
+	p = compile_cond("", "{new_namespaces: true}");
+	x.e.op = MCPT__OP__OP_FORK;
+	x.e.flags = MW_F_NEWNS;
+	event_decode(&x.v, &x.e);
+	ck_assert(holds(p, &x));
+	x.e.flags = MW_F_THREAD;
+	event_decode(&x.v, &x.e);
+	ck_assert(!holds(p, &x));
+	x.e.op = MCPT__OP__OP_KILL; /* NEWNS counts on a fork record only */
+	x.e.flags = MW_F_NEWNS;
+	event_decode(&x.v, &x.e);
+	ck_assert(!holds(p, &x));
+	policy__free(p);
+
 	p = compile_cond("", "{dev: \"259:3\", ino: 4242}");
 	ev_open(&x, "/x", NULL, 0, 3);
 	x.e.dev = makedev(259, 3);

@@ -1,0 +1,118 @@
+/*
+ * event_detail.c - the one-line detail of records whose subject is another process or the
+ * process's namespaces: whom a signal or a pidfd call aims at, which namespaces a fork made.
+ * Made on demand (ev_view.describe), when a finding quotes {detail}.
+ */
+#include <stdio.h>
+
+#include "event.h"
+#include "events.h"
+
+/* kill(2)'s pid argument, as the caller named it (its pid namespace). */
+static void put_kill_target(char *buf, size_t cap, int64_t sig, int64_t pid)
+{
+	if (pid > 0)
+		snprintf(buf, cap, "signal %lld to pid %lld", (long long)sig, (long long)pid);
+	else if (pid == 0)
+		snprintf(buf, cap, "signal %lld to its own process group", (long long)sig);
+	else if (pid == -1)
+		snprintf(buf, cap, "signal %lld to every process it may signal", (long long)sig);
+	else
+		snprintf(buf, cap, "signal %lld to process group %lld", (long long)sig,
+			 -(long long)pid);
+}
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} ns_flags[] = {
+	{0x10000000, "user"}, {0x00020000, "mount"}, {0x20000000, "pid"},  {0x40000000, "net"},
+	{0x08000000, "ipc"},  {0x04000000, "uts"},   {0x02000000, "cgroup"}, {0x00000080, "time"},
+};
+
+/* The namespaces a fork's clone flags asked for ("user, mount"); the kernel's view is the
+ * NEWNS flag, so with none asked for (a time namespace inherited from unshare) it says so. */
+static void put_namespaces(char *buf, size_t cap, uint64_t clone_flags)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
+		if (!(clone_flags & ns_flags[i].bit) || n >= cap)
+			continue;
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", ns_flags[i].name);
+	}
+	if (!buf[0])
+		snprintf(buf, cap, "namespaces prepared by an earlier unshare");
+}
+
+static const char *describe_target(void *ctx)
+{
+	struct ev_view *v = ctx;
+	const Mcpt__Event *e = v->raw;
+	int64_t a[4] = {0};
+	char *buf = v->detail_buf;
+	size_t cap = sizeof(v->detail_buf);
+
+	for (size_t i = 0; i < 4 && i < e->n_args; i++)
+		a[i] = e->args[i];
+	switch (v->op) {
+	case MCPT__OP__OP_KILL:
+		put_kill_target(buf, cap, a[1], a[0]);
+		break;
+	case MCPT__OP__OP_RT_SIGQUEUEINFO:
+		snprintf(buf, cap, "signal %lld to pid %lld", (long long)a[1], (long long)a[0]);
+		break;
+	case MCPT__OP__OP_TKILL:
+		snprintf(buf, cap, "signal %lld to thread %lld", (long long)a[1], (long long)a[0]);
+		break;
+	case MCPT__OP__OP_TGKILL:
+	case MCPT__OP__OP_RT_TGSIGQUEUEINFO:
+		snprintf(buf, cap, "signal %lld to thread %lld of pid %lld", (long long)a[2],
+			 (long long)a[1], (long long)a[0]);
+		break;
+	case MCPT__OP__OP_PIDFD_SEND_SIGNAL:
+		if (a[3])
+			snprintf(buf, cap, "signal %lld to pid %lld (pidfd %lld)", (long long)a[1],
+				 (long long)a[3], (long long)a[0]);
+		else
+			snprintf(buf, cap, "signal %lld through pidfd %lld", (long long)a[1],
+				 (long long)a[0]);
+		break;
+	case MCPT__OP__OP_PIDFD_GETFD:
+		if (a[3])
+			snprintf(buf, cap, "fd %lld of pid %lld", (long long)a[1], (long long)a[3]);
+		else
+			snprintf(buf, cap, "fd %lld through pidfd %lld", (long long)a[1],
+				 (long long)a[0]);
+		break;
+	case MCPT__OP__OP_FORK:
+		put_namespaces(buf, cap, (uint64_t)a[3]);
+		break;
+	default:
+		return NULL;
+	}
+	return buf;
+}
+
+void event_detail_set(struct ev_view *v)
+{
+	switch (v->op) {
+	case MCPT__OP__OP_FORK:
+		if (!(v->flags & MW_F_NEWNS))
+			return;
+		break;
+	case MCPT__OP__OP_KILL:
+	case MCPT__OP__OP_TKILL:
+	case MCPT__OP__OP_TGKILL:
+	case MCPT__OP__OP_RT_SIGQUEUEINFO:
+	case MCPT__OP__OP_RT_TGSIGQUEUEINFO:
+	case MCPT__OP__OP_PIDFD_SEND_SIGNAL:
+	case MCPT__OP__OP_PIDFD_GETFD:
+		break;
+	default:
+		return;
+	}
+	v->describe = describe_target;
+	v->describe_ctx = v;
+}
