@@ -208,7 +208,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_LAUNCH:
 		return match_int(t, s->launch);
 	case F_TRUNCATED:
-		return match_int(t, (ev->flags & (TRUNC_BITS | MW_F_ARGV_ENTRIES)) != 0);
+		return match_int(t, (ev->flags & (TRUNC_BITS | MW_F_ARGV_ENTRIES | MW_F_MORE)) != 0);
 	case F_UNRESOLVED:
 		return match_int(t, (ev->flags & UNRES_BITS) != 0);
 	case F_TAMPERED:

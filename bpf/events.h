@@ -21,7 +21,7 @@
 
 /* Bumped whenever struct mw_event or the meaning of a field changes. Compiled into the BPF
  * object (rodata schema_version) and checked by the loader. */
-#define MW_SCHEMA_VERSION 4
+#define MW_SCHEMA_VERSION 5
 
 /* Slot roles. A slot is empty when its length is 0. */
 enum mw_slot {
@@ -53,18 +53,23 @@ enum mw_slot {
 #define MW_F_THREAD	  (1u << 16) /* fork: a thread was created, not a process */
 #define MW_F_UNFINISHED	  (1u << 17) /* syscall still pending when the trace ended */
 #define MW_F_ENTRY	  (1u << 18) /* entry-time record of a syscall that may block */
-#define MW_F_TAMPERED	  (1u << 19) /* the argument changed between the kernel reading it at
-					      * entry and the record reading it at exit (opens) */
+#define MW_F_TAMPERED	  (1u << 19) /* the argument changed between the entry program reading
+					      * it (just before the kernel's copy) and the record
+					      * reading it at exit: PATH of the file calls (of rename,
+					      * link, symlink PATH only), DATA of sendto and sendmsg;
+					      * sendmsg: also a msg_name present at entry, gone at exit */
 #define MW_F_ARGV_ENTRIES (1u << 20) /* argv had more than MW_ARGV_ENTRIES entries */
 #define MW_F_FAULT	  (1u << 21) /* a user pointer could not be read */
 #define MW_F_LAST	  (1u << 22) /* channel: the last chunk of a call */
 #define MW_F_GAP	  (1u << 23) /* channel: bytes of the stream not captured (see arg[2]) */
 #define MW_F_UNCHECKED	  (1u << 24) /* the argument was not readable at entry (its page not yet
-					      * faulted in): a rewrite could not be checked */
+					      * faulted in), or (sendmsg) named an address at exit but
+					      * none at entry: a rewrite could not be checked */
 #define MW_F_FOREIGN	  (1u << 25) /* signal, pidfd: the target is not a tracked process (or
 					      * is a process group, or could not be resolved) */
 #define MW_F_NEWNS	  (1u << 26) /* fork: the child has namespaces of its own (a new user
 					      * namespace or a new nsproxy), from the kernel's view */
+#define MW_F_MORE	  (1u << 27) /* sendmmsg: more messages were sent than have records */
 
 /* Operations: one per hooked syscall or kernel hook. Ranges by family so a new member never
  * needs renumbering: process 1..39, file 40..99, network 100..129, injection and privilege
@@ -138,7 +143,7 @@ enum mw_op {
 	MW_OP_SENDTO = 106,   /* fd, length; SPARE the payload when sent to port 53 */
 	MW_OP_SENDMSG = 107,  /* fd, flags; as SENDTO (first iovec) */
 	MW_OP_SENDMMSG = 108, /* fd, message index; one record for each of the first 8 messages,
-			       * ret = how many were sent in all */
+			       * ret = how many were sent in all; MORE when that is more than 8 */
 	/* injection and privilege */
 	MW_OP_PTRACE = 130,		/* request, pid, addr, data */
 	MW_OP_PROCESS_VM_READV = 131,	/* pid, local iovcnt, remote iovcnt, flags */
@@ -212,10 +217,12 @@ struct mw_chan {
 #define MW_A_DEV 4
 #define MW_A_INO 5
 
-/* A call that may block (connect, accept, opens), stashed at entry by its sys_enter program and
- * removed at exit: what is left when recording stops is written as unfinished. Keyed by tid in
- * the `inflight` map. */
-#define MW_HEAD_MAX    64     /* bytes of a path argument kept at entry, to catch a rewrite */
+/* A call that may block (connect, accept, opens), or whose user-memory argument is checked at
+ * exit (the file calls with a path, sendto/sendmsg with an address), stashed at entry by its
+ * sys_enter program and marked idle at exit: what is left when recording stops is written as
+ * unfinished. Keyed by tid in the `inflight` map. */
+#define MW_HEAD_MAX    64     /* bytes of the checked argument (a path, a socket address) kept
+			       * at entry, to catch a rewrite */
 #define MW_HEAD_UNREAD 0xffff /* head_len when the argument could not be read at entry */
 
 struct mw_inflight {
@@ -224,11 +231,13 @@ struct mw_inflight {
 	__u32 tgid;
 	__u32 tid;
 	__u16 op;
-	__u16 head_len; /* bytes in head[] without the NUL; MW_HEAD_MAX - 1 = maybe longer;
-			 * MW_HEAD_UNREAD: the entry read failed */
+	__u16 head_len; /* bytes in head[] (a path: without its NUL); MW_HEAD_MAX - 1 = maybe
+			 * longer; MW_HEAD_UNREAD: the entry read failed */
 	__u8 pad[4];
 	__u64 arg[4];
-	__u8 head[MW_HEAD_MAX]; /* the path argument as the kernel read it at entry (opens) */
+	__u8 head[MW_HEAD_MAX]; /* the first bytes of the checked argument as the entry program
+				 * read them, just before the kernel's copy: a path (file calls)
+				 * or a socket address (sendto, sendmsg) */
 };
 
 struct mw_event {

@@ -6,17 +6,22 @@
  * A path argument is recorded as passed and, when relative, resolved in kernel against the cwd
  * or the dirfd. A successful open also records the file actually opened, walked from the new fd,
  * with its device and inode: a symlink escape or an argument rewritten by another thread after
- * entry shows as a difference. Opens may block (FIFOs), so they are also stashed at entry.
+ * entry shows as a difference. Every call here with a path argument is also stashed at entry
+ * with the first bytes of that path, which its exit compares with the path it records
+ * (TAMPERED when another thread rewrote it meanwhile); for the opens, which may block (FIFOs),
+ * the stash is also the pending call.
  */
 #define MW_DIRECT_LOADS /* kernel structures read by direct loads (common.bpf.h) */
 #include "syscall.bpf.h"
 
 /* ---- opens ---------------------------------------------------------------------------------- */
 
-/* Every open is stashed at entry with the first bytes of its path (see mw_open_end): it may
- * block (a FIFO), and its argument may be rewritten by another thread while it runs. The exit
- * checks the argument against the stash and ends it (mw_sys_path1). */
-static __always_inline int mw_open_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+/* Every call of this file with a path argument is stashed at entry with the first bytes of its
+ * path (see mw_head_check) and the integer arguments its exit record carries: the argument may
+ * be rewritten by another thread while the call runs, and an open may block (a FIFO). The exit
+ * checks the argument against the stash and ends it (mw_sys_path1, mw_sys_path1_checked,
+ * mw_sys_path2, mw_symlink). */
+static __always_inline int mw_path_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
 					 int a3, int path_i)
 {
 	if (!mw_is_tracked())
@@ -27,7 +32,7 @@ static __always_inline int mw_open_enter(struct pt_regs *regs, __u16 op, int a0,
 
 MW_SYS_ENTER(openat)
 {
-	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
+	return mw_path_enter(mw_ctx_regs, MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
 }
 
 MW_SYS_EXIT(openat)
@@ -41,7 +46,7 @@ MW_SYS_EXIT(openat)
 
 MW_SYS_ENTER(open)
 {
-	return mw_open_enter(mw_ctx_regs, MW_OP_OPEN, MW_UINT(1), MW_UINT(2), 0, 0, 0);
+	return mw_path_enter(mw_ctx_regs, MW_OP_OPEN, MW_UINT(1), MW_UINT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(open)
@@ -55,12 +60,12 @@ MW_SYS_EXIT(open)
 
 MW_SYS_ENTER(creat)
 {
-	return mw_open_enter(mw_ctx_regs, MW_OP_CREAT, MW_UINT(1), 0, 0, 0, 0);
+	return mw_path_enter(mw_ctx_regs, MW_OP_CREAT, MW_UINT(1), 0, 0, 0, 0);
 }
 
 MW_SYS_ENTER(openat2)
 {
-	return mw_open_enter(mw_ctx_regs, MW_OP_OPENAT2, MW_INT(0), 0, 0, 0, 1);
+	return mw_path_enter(mw_ctx_regs, MW_OP_OPENAT2, MW_INT(0), 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(creat)
@@ -103,13 +108,23 @@ MW_SYS_EXIT(open_by_handle_at)
 
 /* ---- create, remove, rename, link ----------------------------------------------------------- */
 
+MW_SYS_ENTER(mkdir)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_MKDIR, MW_UINT(1), 0, 0, 0, 0);
+}
+
 MW_SYS_EXIT(mkdir)
 {
 	struct mw_sys s;
 
 	if (!mw_sys_begin(&s, MW_OP_MKDIR, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
+}
+
+MW_SYS_ENTER(mkdirat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_MKDIRAT, MW_INT(0), MW_UINT(2), 0, 0, 1);
 }
 
 MW_SYS_EXIT(mkdirat)
@@ -118,7 +133,12 @@ MW_SYS_EXIT(mkdirat)
 
 	if (!mw_sys_begin(&s, MW_OP_MKDIRAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
+}
+
+MW_SYS_ENTER(mknod)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_MKNOD, MW_UINT(1), MW_UINT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(mknod)
@@ -127,7 +147,12 @@ MW_SYS_EXIT(mknod)
 
 	if (!mw_sys_begin(&s, MW_OP_MKNOD, ret, MW_UINT(1), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
+}
+
+MW_SYS_ENTER(mknodat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_MKNODAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
 }
 
 MW_SYS_EXIT(mknodat)
@@ -136,7 +161,12 @@ MW_SYS_EXIT(mknodat)
 
 	if (!mw_sys_begin(&s, MW_OP_MKNODAT, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
+}
+
+MW_SYS_ENTER(unlink)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_UNLINK, 0, 0, 0, 0, 0);
 }
 
 MW_SYS_EXIT(unlink)
@@ -145,7 +175,12 @@ MW_SYS_EXIT(unlink)
 
 	if (!mw_sys_begin(&s, MW_OP_UNLINK, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
+}
+
+MW_SYS_ENTER(unlinkat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_UNLINKAT, MW_INT(0), MW_UINT(2), 0, 0, 1);
 }
 
 MW_SYS_EXIT(unlinkat)
@@ -154,7 +189,12 @@ MW_SYS_EXIT(unlinkat)
 
 	if (!mw_sys_begin(&s, MW_OP_UNLINKAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
+}
+
+MW_SYS_ENTER(rmdir)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_RMDIR, 0, 0, 0, 0, 0);
 }
 
 MW_SYS_EXIT(rmdir)
@@ -163,7 +203,16 @@ MW_SYS_EXIT(rmdir)
 
 	if (!mw_sys_begin(&s, MW_OP_RMDIR, ret, 0, 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
+}
+
+/* A call with two paths (rename*, link*, symlink*) is stashed with the head of the path its
+ * record keeps in PATH only (the stash has room for one head): the old name of a rename, the
+ * existing file of a link, the new link of a symlink. A rewrite of the other path (PATH2) is
+ * not caught. */
+MW_SYS_ENTER(rename)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_RENAME, 0, 0, 0, 0, 0);
 }
 
 MW_SYS_EXIT(rename)
@@ -175,6 +224,11 @@ MW_SYS_EXIT(rename)
 	return mw_sys_path2(&s, -1, 0, -1, 1);
 }
 
+MW_SYS_ENTER(renameat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_RENAMEAT, MW_INT(0), MW_INT(2), 0, 0, 1);
+}
+
 MW_SYS_EXIT(renameat)
 {
 	struct mw_sys s;
@@ -182,6 +236,11 @@ MW_SYS_EXIT(renameat)
 	if (!mw_sys_begin(&s, MW_OP_RENAMEAT, ret, MW_INT(0), MW_INT(2), 0, 0))
 		return 0;
 	return mw_sys_path2(&s, 0, 1, 2, 3);
+}
+
+MW_SYS_ENTER(renameat2)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_RENAMEAT2, MW_INT(0), MW_INT(2), MW_UINT(4), 0, 1);
 }
 
 MW_SYS_EXIT(renameat2)
@@ -193,6 +252,11 @@ MW_SYS_EXIT(renameat2)
 	return mw_sys_path2(&s, 0, 1, 2, 3);
 }
 
+MW_SYS_ENTER(link)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_LINK, 0, 0, 0, 0, 0);
+}
+
 MW_SYS_EXIT(link)
 {
 	struct mw_sys s;
@@ -200,6 +264,11 @@ MW_SYS_EXIT(link)
 	if (!mw_sys_begin(&s, MW_OP_LINK, ret, 0, 0, 0, 0))
 		return 0;
 	return mw_sys_path2(&s, -1, 0, -1, 1);
+}
+
+MW_SYS_ENTER(linkat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_LINKAT, MW_INT(0), MW_INT(2), MW_UINT(4), 0, 1);
 }
 
 MW_SYS_EXIT(linkat)
@@ -218,9 +287,15 @@ static __always_inline int mw_symlink(struct mw_sys *s, int dfd_i, int target_i,
 	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, link_i));
+	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	mw_slot_str(&s->r, MW_S_PATH2, mw_uptr(s, target_i), MW_PATH_MAX, true);
 	mw_rec_emit(&s->r);
 	return 0;
+}
+
+MW_SYS_ENTER(symlink)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_SYMLINK, 0, 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(symlink)
@@ -230,6 +305,11 @@ MW_SYS_EXIT(symlink)
 	if (!mw_sys_begin(&s, MW_OP_SYMLINK, ret, 0, 0, 0, 0))
 		return 0;
 	return mw_symlink(&s, -1, 0, 1);
+}
+
+MW_SYS_ENTER(symlinkat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_SYMLINKAT, MW_INT(1), 0, 0, 0, 2);
 }
 
 MW_SYS_EXIT(symlinkat)
@@ -243,13 +323,18 @@ MW_SYS_EXIT(symlinkat)
 
 /* ---- attributes and size -------------------------------------------------------------------- */
 
+MW_SYS_ENTER(truncate)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_TRUNCATE, MW_LONG(1), 0, 0, 0, 0);
+}
+
 MW_SYS_EXIT(truncate)
 {
 	struct mw_sys s;
 
 	if (!mw_sys_begin(&s, MW_OP_TRUNCATE, ret, MW_LONG(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
 }
 
 MW_SYS_EXIT(ftruncate)
@@ -261,13 +346,18 @@ MW_SYS_EXIT(ftruncate)
 	return mw_sys_fd(&s, 0);
 }
 
+MW_SYS_ENTER(chmod)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_CHMOD, MW_UINT(1), 0, 0, 0, 0);
+}
+
 MW_SYS_EXIT(chmod)
 {
 	struct mw_sys s;
 
 	if (!mw_sys_begin(&s, MW_OP_CHMOD, ret, MW_UINT(1), 0, 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
 }
 
 MW_SYS_EXIT(fchmod)
@@ -279,13 +369,23 @@ MW_SYS_EXIT(fchmod)
 	return mw_sys_fd(&s, 0);
 }
 
+MW_SYS_ENTER(fchmodat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_FCHMODAT, MW_INT(0), MW_UINT(2), 0, 0, 1);
+}
+
 MW_SYS_EXIT(fchmodat)
 {
 	struct mw_sys s;
 
 	if (!mw_sys_begin(&s, MW_OP_FCHMODAT, ret, MW_INT(0), MW_UINT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
+}
+
+MW_SYS_ENTER(fchmodat2)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_FCHMODAT2, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);
 }
 
 MW_SYS_EXIT(fchmodat2)
@@ -294,7 +394,12 @@ MW_SYS_EXIT(fchmodat2)
 
 	if (!mw_sys_begin(&s, MW_OP_FCHMODAT2, ret, MW_INT(0), MW_UINT(2), MW_UINT(3), 0))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
+}
+
+MW_SYS_ENTER(chown)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_CHOWN, MW_INT(1), MW_INT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(chown)
@@ -303,7 +408,12 @@ MW_SYS_EXIT(chown)
 
 	if (!mw_sys_begin(&s, MW_OP_CHOWN, ret, MW_INT(1), MW_INT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
+}
+
+MW_SYS_ENTER(lchown)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_LCHOWN, MW_INT(1), MW_INT(2), 0, 0, 0);
 }
 
 MW_SYS_EXIT(lchown)
@@ -312,7 +422,7 @@ MW_SYS_EXIT(lchown)
 
 	if (!mw_sys_begin(&s, MW_OP_LCHOWN, ret, MW_INT(1), MW_INT(2), 0, 0))
 		return 0;
-	return mw_sys_path1(&s, ret, -1, 0, false);
+	return mw_sys_path1_checked(&s, -1, 0);
 }
 
 MW_SYS_EXIT(fchown)
@@ -324,11 +434,17 @@ MW_SYS_EXIT(fchown)
 	return mw_sys_fd(&s, 0);
 }
 
+MW_SYS_ENTER(fchownat)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_FCHOWNAT, MW_INT(0), MW_INT(2), MW_INT(3),
+			     MW_UINT(4), 1);
+}
+
 MW_SYS_EXIT(fchownat)
 {
 	struct mw_sys s;
 
 	if (!mw_sys_begin(&s, MW_OP_FCHOWNAT, ret, MW_INT(0), MW_INT(2), MW_INT(3), MW_UINT(4)))
 		return 0;
-	return mw_sys_path1(&s, ret, 0, 1, false);
+	return mw_sys_path1_checked(&s, 0, 1);
 }

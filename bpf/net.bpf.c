@@ -10,7 +10,10 @@
  * then its first bytes are kept so the analyzer can read the DNS query name.
  *
  * connect and accept may block: their entry programs also emit an entry-time record, so an
- * attempt that never returns is still evidence, and stash the call as in flight.
+ * attempt that never returns is still evidence, and stash the call as in flight. A send that
+ * names its destination (sendto with an address, sendmsg with msg_name) is stashed at entry
+ * with the first bytes of that address, which its exit compares with DATA: another thread may
+ * rewrite the address after the kernel copied it (TAMPERED). Sends without one are not stashed.
  */
 #include "syscall.bpf.h"
 #include <bpf/bpf_endian.h>
@@ -282,6 +285,19 @@ static __always_inline int mw_send_finish(struct mw_sys *s, struct sock *sk, __u
 	return 0;
 }
 
+/* sendto with an address: the address's head, as the kernel is about to copy it (addrlen
+ * bytes; the pointer and the length are registers, the same at exit). */
+MW_SYS_ENTER(sendto)
+{
+	const void *addr = (const void *)mw_arg(mw_ctx_regs, 4);
+
+	if (!addr || !mw_is_tracked())
+		return 0;
+	mw_inflight_bytes(MW_OP_SENDTO, mw_ctx_regs, MW_INT(0), MW_LONG(2), 0, 0, addr,
+			  (__u32)mw_arg(mw_ctx_regs, 5));
+	return 0;
+}
+
 MW_SYS_EXIT(sendto)
 {
 	struct mw_sys s;
@@ -295,8 +311,10 @@ MW_SYS_EXIT(sendto)
 	sk = mw_sock_kind(e, mw_iarg(&s, 0));
 	addr = mw_uptr(&s, 4);
 	data_off = s.r.off;
-	if (addr)
+	if (addr) {
 		mw_slot_bytes(&s.r, MW_S_DATA, addr, (__u32)mw_arg(s.regs, 5), MW_SOCKADDR_MAX, true);
+		mw_head_check(&s.r, MW_S_DATA, data_off);
+	}
 	return mw_send_finish(&s, sk, data_off, mw_uptr(&s, 1), e->arg[1], addr != NULL);
 }
 
@@ -318,6 +336,27 @@ static __always_inline bool mw_msghdr(struct mw_sys *s, const struct user_msghdr
 	return true;
 }
 
+/* sendmsg with a msg_name: the address's head, as the kernel is about to copy it (the msghdr
+ * is read here as the kernel reads it first). Not stashed when the msghdr cannot be read: the
+ * exit then finds no stash. */
+MW_SYS_ENTER(sendmsg)
+{
+	struct user_msghdr m;
+
+	if (!mw_is_tracked())
+		return 0;
+	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1)) ||
+	    !m.msg_name)
+		return 0;
+	mw_inflight_bytes(MW_OP_SENDMSG, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0, m.msg_name,
+			  (__u32)m.msg_namelen);
+	return 0;
+}
+
+/* Unlike sendto's, sendmsg's address is found through user memory, so whether there is one can
+ * change too: a send the entry saw addressed is recorded (and checked) even if the msghdr names
+ * none at exit (TAMPERED), and one addressed only at exit, with no stash to check it against,
+ * is UNCHECKED. Hence the stash lookup at every exit, addressed or not. */
 MW_SYS_EXIT(sendmsg)
 {
 	struct mw_sys s;
@@ -325,19 +364,25 @@ MW_SYS_EXIT(sendmsg)
 	struct iovec iov;
 	struct sock *sk;
 	__u32 data_off;
-	bool addressed;
+	bool addressed, stashed;
 
 	if (!e)
 		return 0;
 	sk = mw_sock_kind(e, mw_iarg(&s, 0));
 	data_off = s.r.off;
 	addressed = mw_msghdr(&s, mw_uptr(&s, 1), &iov);
-	return mw_send_finish(&s, sk, data_off, iov.iov_base, iov.iov_len, addressed);
+	stashed = mw_head_check(&s.r, MW_S_DATA, data_off);
+	if (addressed && !stashed)
+		e->flags |= MW_F_UNCHECKED;
+	return mw_send_finish(&s, sk, data_off, iov.iov_base, iov.iov_len, addressed || stashed);
 }
+
+#define MW_MMSG_RECORDS 8 /* messages of one sendmmsg that get a record */
 
 struct mw_mmsg_ctx {
 	long ret;
 	int fd;
+	bool more; /* more messages were sent than get a record */
 	const struct mmsghdr *vec;
 };
 
@@ -356,6 +401,8 @@ static long mw_mmsg_one(__u32 i, void *data)
 		return 1;
 	e->arg[0] = c->fd;
 	e->arg[1] = i;
+	if (c->more)
+		e->flags |= MW_F_MORE;
 	sk = mw_sock_kind(e, c->fd);
 	data_off = s.r.off;
 	addressed = mw_msghdr(&s, &c->vec[i].msg_hdr, &iov);
@@ -378,6 +425,7 @@ MW_SYS_EXIT(sendmmsg)
 	n = (__u32)mw_arg(regs, 2);
 	if (ret > 0 && (__u32)ret < n)
 		n = (__u32)ret; /* only the messages that were sent */
-	bpf_loop(n > 8 ? 8 : n, mw_mmsg_one, &c, 0);
+	c.more = n > MW_MMSG_RECORDS;
+	bpf_loop(c.more ? MW_MMSG_RECORDS : n, mw_mmsg_one, &c, 0);
 	return 0;
 }

@@ -17,6 +17,15 @@
  * A few syscalls may block for long (connect, accept, opens of FIFOs): their sys_enter program
  * stashes the call in `inflight` (and, for connect/accept, emits an entry-time record) so that a
  * call still pending when recording stops is written as unfinished by the collector.
+ *
+ * Reading a user-memory argument at exit leaves a window: another thread may rewrite it while
+ * the call runs, after the kernel copied it. So every call whose record names what it acts on
+ * through user memory (the opens and the other path calls, sends that name a destination) is
+ * stashed at entry too, with the first bytes of that argument (the head) as the kernel is about
+ * to read them; its exit compares them with what it recorded (mw_head_check). What this cannot
+ * see is a rewrite in the short gap between the entry program's read and the kernel's own copy
+ * (entry and exit then read the same bytes, the kernel others): the check narrows the window to
+ * that gap, it does not close it.
  */
 #ifndef MW_SYSCALL_BPF_H
 #define MW_SYSCALL_BPF_H
@@ -151,26 +160,46 @@ static __always_inline int mw_iarg(struct mw_sys *s, int i)
 	return (int)mw_arg(s->regs, i);
 }
 
-static __always_inline void mw_open_end(struct mw_rec *r);
+static __always_inline bool mw_head_check(struct mw_rec *r, int slot, __u32 slot_off);
+
+/* The path slot is the record's first: it starts right after the header. */
+#define MW_PATH_OFF MW_EVENT_HDR_SIZE
 
 /* The common shape: one path argument, optionally relative to a dirfd argument (dfd_i < 0:
- * AT_FDCWD); for an open, a check against the head stashed at entry (which ends the stash) and,
- * on success, the new fd's file. */
-static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
-					bool opens)
+ * AT_FDCWD). stashed: the entry program kept the path's head (mw_inflight_path), so check the
+ * argument against it, which ends the stash; opens: on success, also the new fd's file. */
+static __always_inline int mw_sys_path1_of(struct mw_sys *s, long ret, int dfd_i, int path_i,
+					   bool stashed, bool opens)
 {
 	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, path_i));
-	if (opens)
-		mw_open_end(&s->r);
+	if (stashed)
+		mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	if (opens && ret >= 0)
 		mw_fd_path(&s->r, MW_S_OPENED, (int)ret);
 	mw_rec_emit(&s->r);
 	return 0;
 }
 
-/* Two path arguments (rename, link): the first in PATH/ABS, the second in PATH2/ABS2. */
+/* An open (stashed at entry, the new fd's file on success), or a call whose entry is not
+ * stashed (opens false: chdir, chroot, umount2). */
+static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
+					bool opens)
+{
+	return mw_sys_path1_of(s, ret, dfd_i, path_i, opens, opens);
+}
+
+/* A call that opens nothing, stashed at entry with its path's head (create, remove, change
+ * attributes: the file calls of file.bpf.c). */
+static __always_inline int mw_sys_path1_checked(struct mw_sys *s, int dfd_i, int path_i)
+{
+	return mw_sys_path1_of(s, 0, dfd_i, path_i, true, false);
+}
+
+/* Two path arguments (rename, link): the first in PATH/ABS, the second in PATH2/ABS2. Stashed
+ * at entry with the head of the first only (struct mw_inflight keeps one head), so only PATH is
+ * checked: a rewrite of the second path (the new name) is not caught. */
 static __always_inline int mw_sys_path2(struct mw_sys *s, int dfd1_i, int path1_i, int dfd2_i,
 					int path2_i)
 {
@@ -178,6 +207,7 @@ static __always_inline int mw_sys_path2(struct mw_sys *s, int dfd1_i, int path1_
 	int dfd2 = dfd2_i < 0 ? -100 : mw_iarg(s, dfd2_i);
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dfd1, mw_uptr(s, path1_i));
+	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	mw_path_arg(&s->r, MW_S_PATH2, MW_S_ABS2, dfd2, mw_uptr(s, path2_i));
 	mw_rec_emit(&s->r);
 	return 0;
@@ -250,16 +280,10 @@ static __always_inline void mw_inflight_commit(struct mw_inflight *f, __u16 op)
 	f->op = op;
 }
 
-/* In-flight stash of a possibly blocking call, from its sys_enter program: up to four integer
- * arguments by spec; upath (may be NULL): a path argument whose first bytes are kept, as the
- * kernel is about to read them. */
-static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int a0, int a1,
-					     int a2, int a3, const char *upath)
+/* Up to four integer arguments of the call (by spec) into a stash being written. */
+static __always_inline void mw_inflight_args(struct mw_inflight *f, struct pt_regs *regs, int a0,
+					     int a1, int a2, int a3)
 {
-	struct mw_inflight *f = mw_inflight_start();
-
-	if (!f)
-		return;
 	if (a0)
 		f->arg[0] = mw_arg_spec(regs, a0);
 	if (a1)
@@ -268,6 +292,19 @@ static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int
 		f->arg[2] = mw_arg_spec(regs, a2);
 	if (a3)
 		f->arg[3] = mw_arg_spec(regs, a3);
+}
+
+/* In-flight stash of a call, from its sys_enter program: up to four integer arguments by spec;
+ * upath (may be NULL): a path argument whose first bytes are kept, as the kernel is about to
+ * read them. */
+static __always_inline void mw_inflight_path(__u16 op, struct pt_regs *regs, int a0, int a1,
+					     int a2, int a3, const char *upath)
+{
+	struct mw_inflight *f = mw_inflight_start();
+
+	if (!f)
+		return;
+	mw_inflight_args(f, regs, a0, a1, a2, a3);
 	if (upath) {
 		long n = bpf_probe_read_user_str(f->head, sizeof(f->head), upath);
 
@@ -284,12 +321,32 @@ static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, in
 	mw_inflight_path(op, regs, a0, a1, a2, a3, NULL);
 }
 
+/* In-flight stash of a call whose checked argument is len bytes of user memory at ubuf (a
+ * socket address): its first bytes, up to MW_HEAD_MAX - 1 (then head_len says "maybe longer",
+ * as for a path), as the kernel is about to copy them. */
+static __always_inline void mw_inflight_bytes(__u16 op, struct pt_regs *regs, int a0, int a1,
+					      int a2, int a3, const void *ubuf, __u32 len)
+{
+	struct mw_inflight *f = mw_inflight_start();
+	__u32 n = len < MW_HEAD_MAX - 1 ? len : MW_HEAD_MAX - 1;
+
+	if (!f)
+		return;
+	mw_inflight_args(f, regs, a0, a1, a2, a3);
+	/* fails when the page is not present yet, as for a path */
+	if (n > 0 && bpf_probe_read_user(f->head, n, ubuf))
+		n = MW_HEAD_UNREAD;
+	f->head_len = (__u16)n;
+	mw_inflight_commit(f, op);
+}
+
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "mw_head_differs masks little endian");
 
-/* Whether the n (<= MW_HEAD_MAX - 1) bytes at the start of the record's data area differ from
- * head[]: eight bytes a step, the last step masked to the bytes that count (little endian). */
-static __always_inline bool mw_head_differs(struct mw_rec *r, const struct mw_inflight *f,
-					    __u32 n)
+/* Whether the n (<= MW_HEAD_MAX - 1) bytes at offset off of the record differ from head[]:
+ * eight bytes a step, the last step masked to the bytes that count (little endian). The loads
+ * may run past the slot into the scratch area's slack, never past its end (MW_SCRATCH_EVENT). */
+static __always_inline bool mw_head_differs(struct mw_rec *r, __u32 off,
+					    const struct mw_inflight *f, __u32 n)
 {
 	__u32 i;
 
@@ -301,7 +358,7 @@ static __always_inline bool mw_head_differs(struct mw_rec *r, const struct mw_in
 			break;
 		if (n - at < 8)
 			mask = (1ull << ((n - at) * 8)) - 1;
-		a = *(__u64 *)&r->s->event[(MW_EVENT_HDR_SIZE + at) & (MW_EVENT_MAX - 1)];
+		a = *(__u64 *)&r->s->event[(off + at) & (MW_EVENT_MAX - 1)];
 		b = *(const __u64 *)&f->head[at];
 		if ((a ^ b) & mask)
 			return true;
@@ -309,31 +366,35 @@ static __always_inline bool mw_head_differs(struct mw_rec *r, const struct mw_in
 	return false;
 }
 
-/* At the exit of an open (op r->e->op): the path in slot PATH (the argument read now, at exit)
- * against the head the entry program kept (what the kernel read). A difference means another
- * thread rewrote the argument while the call ran, so the path the record shows is not the one
- * the kernel opened. Compares the first MW_HEAD_MAX - 1 bytes and, for a shorter path, the
- * length. Then marks the stash idle: the call is no longer pending. */
-static __always_inline void mw_open_end(struct mw_rec *r)
+/* At the exit of a call stashed with a head (op r->e->op): the argument in slot, which starts
+ * at slot_off in the record (read now, at exit), against the head the entry program kept (what
+ * the kernel was about to read). A difference means another thread rewrote the argument while
+ * the call ran, so what the record shows is not what the kernel acted on: TAMPERED; a head
+ * that could not be read at entry: UNCHECKED. Compares the first MW_HEAD_MAX - 1 bytes and,
+ * for a shorter argument, the length. A record that could not read a user pointer (FAULT) is
+ * not compared. Then marks the stash idle: the call is no longer pending. Returns whether the
+ * call was stashed (false also when the map was full or recording began during the call). */
+static __always_inline bool mw_head_check(struct mw_rec *r, int slot, __u32 slot_off)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
-	__u32 len = r->e->slen[MW_S_PATH], n;
+	__u32 len = r->e->slen[slot], n;
 
 	if (!f || f->op != r->e->op)
-		return;
+		return false;
 	f->op = MW_OP_UNSPEC;
 	if (r->e->flags & MW_F_FAULT)
-		return;
+		return true;
 	if (f->head_len == MW_HEAD_UNREAD) {
 		r->e->flags |= MW_F_UNCHECKED;
-		return;
+		return true;
 	}
 	n = f->head_len < MW_HEAD_MAX - 1 ? f->head_len : MW_HEAD_MAX - 1;
 	if (f->head_len < MW_HEAD_MAX - 1 ? len != f->head_len : len < MW_HEAD_MAX - 1)
 		r->e->flags |= MW_F_TAMPERED;
-	else if (mw_head_differs(r, f, n))
+	else if (mw_head_differs(r, slot_off, f, n))
 		r->e->flags |= MW_F_TAMPERED;
+	return true;
 }
 
 /* Called by the exit program of a stashed call: the call is no longer pending. */

@@ -360,8 +360,9 @@ static bool lingering_over(struct session *s)
 }
 
 /* A call stashed at entry that never returned: written as unfinished, with its arguments and,
- * for an open, the start of its path (a path of MW_HEAD_MAX - 1 bytes or more is flagged cut,
- * and never reads as absolute unless it was). */
+ * for a call stashed with a head, its start: for sendto/sendmsg the destination address (data),
+ * else the path (a head of MW_HEAD_MAX - 1 bytes or more is flagged cut, so a path never reads
+ * as absolute unless it was). */
 static void write_unfinished(void *ctx, const struct mw_inflight *f)
 {
 	struct session *s = ctx;
@@ -381,11 +382,14 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	ev.flags = MW_F_UNFINISHED;
 	ev.args = args;
 	ev.n_args = n;
-	if (f->head_len && f->head_len != MW_HEAD_UNREAD) { /* an open: its path, maybe cut */
-		ev.path.data = (uint8_t *)f->head;
-		ev.path.len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
+	if (f->head_len && f->head_len != MW_HEAD_UNREAD) {
+		bool addr = f->op == MW_OP_SENDTO || f->op == MW_OP_SENDMSG;
+		ProtobufCBinaryData *b = addr ? &ev.data : &ev.path;
+
+		b->data = (uint8_t *)f->head;
+		b->len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
 		if (f->head_len >= MW_HEAD_MAX - 1)
-			ev.flags |= MW_F_TRUNC(MW_S_PATH);
+			ev.flags |= MW_F_TRUNC(addr ? MW_S_DATA : MW_S_PATH);
 	}
 	append(s, MCPT_T_EVENT, &ev.base, f->ts);
 }

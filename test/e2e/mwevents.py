@@ -30,6 +30,7 @@ F_FAULT = 1 << 21
 F_UNCHECKED = 1 << 24
 F_FOREIGN = 1 << 25
 F_NEWNS = 1 << 26
+F_MORE = 1 << 27
 
 
 def escape(data):

@@ -23,7 +23,7 @@ SOCK_CLOEXEC = 0o2000000
 
 
 class NetEvents(mwevents.EventsTestCase):
-    STEPS = ("tcp4", "tcp6", "mapped", "udp", "dns", "dns6", "dns_connected", "unix_path",
+    STEPS = ("tcp4", "tcp6", "mapped", "udp", "udp_many", "dns", "dns6", "dns_connected", "unix_path",
              "unix_abstract", "unix_dgram")
 
     @classmethod
@@ -111,8 +111,17 @@ class NetEvents(mwevents.EventsTestCase):
         self.assertRecord(self.rec.one(pid, "sendmsg"), "sendmsg", 5, args=[fd, 0] + dgram,
                           addr=to[1], payload=None)
         mm = self.rec.of(pid, "sendmmsg")
-        self.assertEqual([(e["ret"], e["args"], e["addr"]) for e in mm],
-                         [(3, [fd, i] + dgram, to[i]) for i in range(3)])
+        self.assertEqual([(e["ret"], e["args"], e["addr"], e["flags"]) for e in mm],
+                         [(3, [fd, i] + dgram, to[i], 0) for i in range(3)])
+
+    def test_sendmmsg_beyond_the_records_says_so(self):
+        # ten messages, eight records, each flagged MORE (policy: truncated) and ret = 10
+        s = self.rec.step("udp_many")
+        self.assertEqual(s["sendmmsg"], 10)
+        to = "127.0.0.1:%d" % s["port"]
+        mm = self.rec.of(s["pid"], "sendmmsg")
+        self.assertEqual([(e["ret"], e["args"][:2], e["addr"], e["flags"]) for e in mm],
+                         [(10, [s["fd"], i], to, mwevents.F_MORE) for i in range(8)])
 
     def dns(self, step, family):
         s = self.rec.step(step)

@@ -150,6 +150,27 @@ static void step_udp(struct out *o)
 	out_ret(o, "sendmmsg", syscall(SYS_sendmmsg, s, mm, 3, 0));
 }
 
+/* Ten datagrams by one sendmmsg to one receiver: more than the 8 that get a record. */
+static void step_udp_many(struct out *o)
+{
+	int r = udp_receiver(), s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in dst = sin4((uint16_t)port_of(r));
+	struct iovec iov = { .iov_base = "hello", .iov_len = 5 };
+	struct mmsghdr mm[10];
+
+	must(s >= 0, "socket");
+	memset(mm, 0, sizeof(mm));
+	for (int i = 0; i < 10; i++) {
+		mm[i].msg_hdr.msg_name = &dst;
+		mm[i].msg_hdr.msg_namelen = sizeof(dst);
+		mm[i].msg_hdr.msg_iov = &iov;
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	out_int(o, "fd", s);
+	out_int(o, "port", port_of(r));
+	out_ret(o, "sendmmsg", syscall(SYS_sendmmsg, s, mm, 10, 0));
+}
+
 /* A DNS query for witness.mcpwitness.invalid, type A; returns its length. */
 static size_t dns_query(unsigned char *q)
 {
@@ -382,6 +403,7 @@ const struct step net_steps[] = {
 	{ "tcp6", step_tcp6 },
 	{ "mapped", step_mapped },
 	{ "udp", step_udp },
+	{ "udp_many", step_udp_many },
 	{ "dns", step_dns },
 	{ "dns6", step_dns6 },
 	{ "dns_connected", step_dns_connected },

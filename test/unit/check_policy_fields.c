@@ -209,6 +209,16 @@ START_TEST(eval_differs_and_flags)
 	event_decode(&x.v, &x.e);
 	ck_assert(!holds(p, &x));
 	policy__free(p);
+	/* truncated: a slot cut, argv entries dropped, or a sendmmsg beyond its records */
+	p = compile_cond("", "{truncated: true}");
+	x.e.op = MCPT__OP__OP_SENDMMSG;
+	x.e.flags = MW_F_MORE;
+	event_decode(&x.v, &x.e);
+	ck_assert(holds(p, &x));
+	x.e.flags = 0;
+	event_decode(&x.v, &x.e);
+	ck_assert(!holds(p, &x));
+	policy__free(p);
 	p = compile_cond("", "{new_namespaces: true}");
 	x.e.op = MCPT__OP__OP_FORK;
 	x.e.flags = MW_F_NEWNS;
