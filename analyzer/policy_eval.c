@@ -82,6 +82,34 @@ static bool match_addr(const struct field_test *t, const struct ev_view *ev)
 	return false;
 }
 
+/* The unix socket a socket call concerns: the kernel's view after the call (the peer a connect
+ * or a send reached, the name the listener bound: what a relative path or a symlink in the
+ * name the process gave resolves to) when it has a name, else the address the process gave.
+ * NULL for any other family, or an unnamed socket. */
+static const struct mw_sockaddr *unix_of(const struct ev_view *ev)
+{
+	const struct mw_sockaddr *p = event_peer(ev), *a = event_addr(ev);
+
+	if (p && p->kind == SA_UNIX && !p->unnamed)
+		return p;
+	return a && a->kind == SA_UNIX && !a->unnamed ? a : NULL;
+}
+
+/* socket_path: a unix socket's path, or "@" and its abstract name. */
+static bool match_socket_path(const struct field_test *t, const struct eval_subject *s)
+{
+	const struct mw_sockaddr *u = unix_of(s->ev);
+	uint8_t name[1 + MW_UNIX_PATH_MAX];
+
+	if (!u)
+		return false;
+	if (!u->abstract)
+		return match_bytes(t, s, (struct ev_bytes){u->unix_path, u->unix_len});
+	name[0] = '@';
+	memcpy(name + 1, u->unix_path, u->unix_len);
+	return match_bytes(t, s, (struct ev_bytes){name, 1 + u->unix_len});
+}
+
 static int af_of(const struct mw_sockaddr *a)
 {
 	switch (a->kind) {
@@ -231,6 +259,8 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return ev->ino && ev->ino <= INT64_MAX && match_int(t, (int64_t)ev->ino);
 	case F_DNS:
 		return match_dns(t, s);
+	case F_SOCKET_PATH:
+		return match_socket_path(t, s);
 	case F_UID:
 		return ev->family != FAM_CHANNEL && ev->family != FAM_HEALTH && match_int(t, ev->uid);
 	case F_PARENT_EXE:

@@ -57,6 +57,7 @@ static const struct field_desc fields[] = {
 	{"kind", F_KIND, VK_MSGKIND, FAMS_CHANNEL},
 	{"foreign", F_FOREIGN, VK_BOOL, FAMS_EVENTS},
 	{"new_namespaces", F_NEW_NAMESPACES, VK_BOOL, FAM_BIT(FAM_PROCESS)},
+	{"socket_path", F_SOCKET_PATH, VK_GLOB_PATH, FAMS_NET},
 };
 
 static const char *const af_names[] = {
@@ -74,7 +75,7 @@ static const char *const key_names[] = {
 	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
 	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
 	"direction",  "kind",	      "target",	      "exec_bits", "foreign",	 "new_namespaces",
-	NULL,
+	"socket_path", NULL,
 };
 
 const char *const *field_key_names(void)

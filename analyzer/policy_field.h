@@ -69,6 +69,7 @@ enum field_id {
 	F_KIND,
 	F_FOREIGN,
 	F_NEW_NAMESPACES,
+	F_SOCKET_PATH,
 };
 
 /* Families of subjects that can carry a field (bit 1 << enum ev_family): a test of a field the

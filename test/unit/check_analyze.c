@@ -35,6 +35,9 @@ static const uint8_t sa_lo_dns[16] = {2, 0, 0, 53, 127, 0, 0, 53};
 static const uint8_t sa_lo_8080[16] = {2, 0, 0x1f, 0x90, 127, 0, 0, 1};
 static const uint8_t sa_metadata[16] = {2, 0, 0, 80, 169, 254, 169, 254};
 static const uint8_t sa_web[16] = {2, 0, 0x01, 0xbb, 93, 184, 216, 34};
+static const uint8_t sun_rel[] = {1, 0, 'd', 'o', 'c', 'k', 'e', 'r', '.', 's', 'o', 'c', 'k', 0};
+static const uint8_t sun_docker[] = {1, 0, '/', 'v', 'a', 'r', '/', 'r', 'u', 'n', '/', 'd',
+				     'o', 'c', 'k', 'e', 'r', '.', 's', 'o', 'c', 'k', 0};
 
 #define O_WR_CREAT (01 | 0100 | 01000)
 
@@ -687,12 +690,20 @@ static void more_events(struct synth *s)
 	e.args = creat_mode, e.n_args = 1;
 	synth_event(s, &e);
 	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_web, 16, 0, MW_F_TAMPERED);
+	/* the docker socket through a relative name: the peer the kernel holds names it */
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
+	e.op = MCPT__OP__OP_CONNECT;
+	e.pid = e.tid = SYNTH_PID, e.pstart = SYNTH_PSTART;
+	e.data = (ProtobufCBinaryData){sizeof(sun_rel), (uint8_t *)sun_rel};
+	e.data2 = (ProtobufCBinaryData){sizeof(sun_docker), (uint8_t *)sun_docker};
+	synth_event(s, &e);
 }
 
 START_TEST(default_rules)
 {
 	static const char *const want[] = {"file.sensitive-read", "file.sensitive-write",
-					   "evasion.tampered-argument", "net.connect-unexpected"};
+					   "evasion.tampered-argument", "net.connect-unexpected",
+					   "net.privileged-socket"};
 	struct cli_result r;
 	json_t *doc, *fs;
 
@@ -702,8 +713,8 @@ START_TEST(default_rules)
 	doc = json_loads(r.out, 0, NULL);
 	ck_assert_ptr_nonnull(doc);
 	fs = json_object_get(doc, "findings");
-	ck_assert_int_eq(json_array_size(fs), 4);
-	for (size_t i = 0; i < 4; i++)
+	ck_assert_int_eq(json_array_size(fs), 5);
+	for (size_t i = 0; i < 5; i++)
 		ck_assert_str_eq(jstr(json_array_get(fs, i), "rule"), want[i]);
 	json_decref(doc);
 	cli_result_free(&r);

@@ -209,6 +209,28 @@ START_TEST(eval_differs_and_flags)
 	event_decode(&x.v, &x.e);
 	ck_assert(!holds(p, &x));
 	policy__free(p);
+	/* socket_path: the unix socket the kernel connected (the listener's bound name), else the
+	 * name given; abstract names as "@name"; nothing for other families */
+	{
+		static const uint8_t rel[] = {1, 0, 'd', 'o', 'c', 'k', 'e', 'r', '.', 's', 'o',
+					      'c', 'k', 0};
+		static const uint8_t bound[] = {1, 0, '/', 'r', 'u', 'n', '/', 'd', 'o', 'c', 'k',
+						'e', 'r', '.', 's', 'o', 'c', 'k', 0};
+		static const uint8_t abstract[] = {1, 0, 0, 'a', 'g', 'e', 'n', 't'};
+
+		p = compile_cond("", "{socket_path: [/run/docker.sock, \"\\\\@agent\"]}");
+		ev_connect(&x, rel, sizeof(rel), 0);
+		ck_assert(!holds(p, &x)); /* a relative name alone */
+		x.e.data2 = (ProtobufCBinaryData){sizeof(bound), (uint8_t *)bound};
+		event_decode(&x.v, &x.e);
+		ck_assert(holds(p, &x)); /* the peer the kernel holds decides */
+		ev_connect(&x, abstract, sizeof(abstract), 0);
+		ck_assert(holds(p, &x));
+		ev_connect(&x, v4, sizeof(v4), 0);
+		ck_assert(!holds(p, &x));
+		policy__free(p);
+	}
+
 	/* truncated: a slot cut, argv entries dropped, or a sendmmsg beyond its records */
 	p = compile_cond("", "{truncated: true}");
 	x.e.op = MCPT__OP__OP_SENDMMSG;
