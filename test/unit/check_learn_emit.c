@@ -13,8 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "event.h"
 #include "learn_base.h"
 #include "learn_emit.h"
+#include "policy.h"
+#include "proctree.h"
 
 static const char *const TOOLS[] = {
 	"read_file", "a/b", "a-b", "evil\\\" name\\n- x: y", "@list", "*", "caf\xc3\xa9", NULL,
@@ -151,6 +154,28 @@ START_TEST(same_model_same_bytes)
 }
 END_TEST
 
+/* Whether drift.read reports a read-only openat of path by the server process itself. */
+static bool server_read_drifts(const struct policy *p, const char *path)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[2] = {-100, 0}; /* AT_FDCWD, O_RDONLY */
+	struct proc proc = {.pid = 10, .is_target = true};
+	struct ev_view v;
+	struct eval_subject s = {.ev = &v, .proc = &proc};
+	const struct pol_rule *r = policy_find_rule(p, "drift.read");
+	int exc;
+
+	e.op = MCPT__OP__OP_OPENAT;
+	e.pid = e.tid = 10;
+	e.ret = 3;
+	e.args = args;
+	e.n_args = 2;
+	e.path = (ProtobufCBinaryData){strlen(path), (uint8_t *)path};
+	event_decode(&v, &e);
+	ck_assert_ptr_nonnull(r);
+	return policy_rule_match(r, &s, 0, &exc);
+}
+
 START_TEST(empty_model)
 {
 	struct lmodel *m = lmodel__new(&lb, NULL);
@@ -161,6 +186,11 @@ START_TEST(empty_model)
 	emit(m, &sb);
 	p = load(&sb); /* nothing seen: every drift rule reports everything, and compiles */
 	ck_assert_ptr_nonnull(strstr(sb.buf, "the baseline saw none: every one is drift"));
+	/* but the processor counts a runtime reads at any time are never drift */
+	ck_assert(!server_read_drifts(p, "/sys/devices/system/cpu/online"));
+	ck_assert(!server_read_drifts(p, "/proc/stat"));
+	ck_assert(server_read_drifts(p, "/etc/hostname"));
+	ck_assert(server_read_drifts(p, "/sys/devices/system/cpu/cpu0/online"));
 	policy__free(p);
 	strbuf_fini(&sb);
 	lmodel__free(m);
