@@ -21,7 +21,7 @@
 
 /* Bumped whenever struct mw_event or the meaning of a field changes. Compiled into the BPF
  * object (rodata schema_version) and checked by the loader. */
-#define MW_SCHEMA_VERSION 5
+#define MW_SCHEMA_VERSION 6
 
 /* Slot roles. A slot is empty when its length is 0. */
 enum mw_slot {
@@ -55,16 +55,17 @@ enum mw_slot {
 #define MW_F_ENTRY	  (1u << 18) /* entry-time record of a syscall that may block */
 #define MW_F_TAMPERED	  (1u << 19) /* the argument changed between the entry program reading
 					      * it (just before the kernel's copy) and the record
-					      * reading it at exit: PATH of the file calls (of rename,
-					      * link, symlink PATH only), DATA of sendto and sendmsg;
+					      * reading it at exit: PATH (and PATH2 of rename, link,
+					      * symlink) of the file calls, DATA of sendto and sendmsg;
 					      * sendmsg: also a msg_name present at entry, gone at exit */
 #define MW_F_ARGV_ENTRIES (1u << 20) /* argv had more than MW_ARGV_ENTRIES entries */
 #define MW_F_FAULT	  (1u << 21) /* a user pointer could not be read */
 #define MW_F_LAST	  (1u << 22) /* channel: the last chunk of a call */
 #define MW_F_GAP	  (1u << 23) /* channel: bytes of the stream not captured (see arg[2]) */
-#define MW_F_UNCHECKED	  (1u << 24) /* the argument was not readable at entry (its page not yet
-					      * faulted in), or (sendmsg) named an address at exit but
-					      * none at entry: a rewrite could not be checked */
+#define MW_F_UNCHECKED	  (1u << 24) /* the argument, or a part of it, was not readable at
+					      * entry (its page not yet faulted in), or (sendmsg) named
+					      * an address at exit but none at entry: a rewrite (of
+					      * that part) could not be checked */
 #define MW_F_FOREIGN	  (1u << 25) /* signal, pidfd: the target is not a tracked process (or
 					      * is a process group, or could not be resolved) */
 #define MW_F_NEWNS	  (1u << 26) /* fork: the child has namespaces of its own (a new user
@@ -220,10 +221,19 @@ struct mw_chan {
 /* A call that may block (connect, accept, opens), or whose user-memory argument is checked at
  * exit (the file calls with a path, sendto/sendmsg with an address), stashed at entry by its
  * sys_enter program and marked idle at exit: what is left when recording stops is written as
- * unfinished. Keyed by tid in the `inflight` map. */
+ * unfinished. Keyed by tid in the `inflight` map.
+ *
+ * The check: the first bytes of the argument (the head) are kept as they are; an argument that
+ * fills the head (maybe longer), and the second path of the two-path calls, are also kept as
+ * their length and a keyed hash of all their bytes, as many as the record keeps of them
+ * (MW_PATH_MAX with the NUL, MW_SOCKADDR_MAX), which the exit compares with the record's. */
 #define MW_HEAD_MAX    64     /* bytes of the checked argument (a path, a socket address) kept
 			       * at entry, to catch a rewrite */
-#define MW_HEAD_UNREAD 0xffff /* head_len when the argument could not be read at entry */
+#define MW_HEAD_UNREAD 0xffff /* head_len or whole_len[] when the argument could not be read
+			       * at entry */
+#define MW_WHOLE_NONE  0xfffe /* whole_len[] when the argument was not hashed */
+#define MW_WHOLE_ARG   0      /* whole_len[], whole_hash[]: of the checked argument (head[]'s), */
+#define MW_WHOLE_PATH2 1      /* of the second path (the record's PATH2) */
 
 struct mw_inflight {
 	__u64 ts;
@@ -233,11 +243,14 @@ struct mw_inflight {
 	__u16 op;
 	__u16 head_len; /* bytes in head[] (a path: without its NUL); MW_HEAD_MAX - 1 = maybe
 			 * longer; MW_HEAD_UNREAD: the entry read failed */
-	__u8 pad[4];
+	__u16 whole_len[2]; /* bytes hashed into whole_hash[] (a path: without its NUL);
+			     * MW_WHOLE_NONE: not hashed (an argument that fits the head, a call
+			     * without a second path); MW_HEAD_UNREAD: the entry read failed */
 	__u64 arg[4];
 	__u8 head[MW_HEAD_MAX]; /* the first bytes of the checked argument as the entry program
 				 * read them, just before the kernel's copy: a path (file calls)
 				 * or a socket address (sendto, sendmsg) */
+	__u64 whole_hash[2]; /* keyed hash (mw_hash_key) of the whole_len[] bytes */
 };
 
 struct mw_event {
@@ -280,7 +293,11 @@ _Static_assert(__builtin_offsetof(struct mw_event, arg) == 56, "mw_event.arg mov
 _Static_assert(__builtin_offsetof(struct mw_event, slen) == 104, "mw_event.slen moved");
 _Static_assert(__builtin_offsetof(struct mw_event, data) == 120, "mw_event.data moved");
 _Static_assert(MW_EVENT_MAX < 65536, "mw_event.size is 16 bits");
-_Static_assert(sizeof(struct mw_inflight) == 128, "mw_inflight layout changed");
+_Static_assert(sizeof(struct mw_inflight) == 144, "mw_inflight layout changed");
+_Static_assert(__builtin_offsetof(struct mw_inflight, head) == 64, "mw_inflight.head moved");
+_Static_assert(__builtin_offsetof(struct mw_inflight, whole_hash) == 128,
+	       "mw_inflight.whole_hash moved");
+_Static_assert(MW_PATH_MAX < MW_WHOLE_NONE, "whole_len holds a path's length");
 _Static_assert(sizeof(struct mw_chan) == 32, "mw_chan layout changed");
 
 #endif /* MW_EVENTS_H */

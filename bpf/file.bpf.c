@@ -7,9 +7,10 @@
  * or the dirfd. A successful open also records the file actually opened, walked from the new fd,
  * with its device and inode: a symlink escape or an argument rewritten by another thread after
  * entry shows as a difference. Every call here with a path argument is also stashed at entry
- * with the first bytes of that path, which its exit compares with the path it records
- * (TAMPERED when another thread rewrote it meanwhile); for the opens, which may block (FIFOs),
- * the stash is also the pending call.
+ * with the first bytes of that path (and, when they fill the head, a hash of the whole path;
+ * for rename, link and symlink also a hash of the second path), which its exit compares with
+ * the paths it records (TAMPERED when another thread rewrote one meanwhile); for the opens,
+ * which may block (FIFOs), the stash is also the pending call.
  */
 #define MW_DIRECT_LOADS /* kernel structures read by direct loads (common.bpf.h) */
 #include "syscall.bpf.h"
@@ -17,7 +18,7 @@
 /* ---- opens ---------------------------------------------------------------------------------- */
 
 /* Every call of this file with a path argument is stashed at entry with the first bytes of its
- * path (see mw_head_check) and the integer arguments its exit record carries: the argument may
+ * path (see mw_arg_check) and the integer arguments its exit record carries: the argument may
  * be rewritten by another thread while the call runs, and an open may block (a FIFO). The exit
  * checks the argument against the stash and ends it (mw_sys_path1, mw_sys_path1_checked,
  * mw_sys_path2, mw_symlink). */
@@ -27,6 +28,17 @@ static __always_inline int mw_path_enter(struct pt_regs *regs, __u16 op, int a0,
 	if (!mw_is_tracked())
 		return 0;
 	mw_inflight_path(op, regs, a0, a1, a2, a3, (const char *)mw_arg(regs, path_i));
+	return 0;
+}
+
+/* A call with two paths: path_i the one its record keeps in PATH, path2_i the one in PATH2. */
+static __always_inline int mw_path2_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					  int path_i, int path2_i)
+{
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_path2(op, regs, a0, a1, a2, 0, (const char *)mw_arg(regs, path_i),
+			  (const char *)mw_arg(regs, path2_i));
 	return 0;
 }
 
@@ -207,12 +219,12 @@ MW_SYS_EXIT(rmdir)
 }
 
 /* A call with two paths (rename*, link*, symlink*) is stashed with the head of the path its
- * record keeps in PATH only (the stash has room for one head): the old name of a rename, the
- * existing file of a link, the new link of a symlink. A rewrite of the other path (PATH2) is
- * not caught. */
+ * record keeps in PATH (the old name of a rename, the existing file of a link, the new link of
+ * a symlink) and the hash of the one it keeps in PATH2 (the new name, the symlink's target):
+ * both are checked. */
 MW_SYS_ENTER(rename)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_RENAME, 0, 0, 0, 0, 0);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_RENAME, 0, 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(rename)
@@ -226,7 +238,7 @@ MW_SYS_EXIT(rename)
 
 MW_SYS_ENTER(renameat)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_RENAMEAT, MW_INT(0), MW_INT(2), 0, 0, 1);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_RENAMEAT, MW_INT(0), MW_INT(2), 0, 1, 3);
 }
 
 MW_SYS_EXIT(renameat)
@@ -240,7 +252,7 @@ MW_SYS_EXIT(renameat)
 
 MW_SYS_ENTER(renameat2)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_RENAMEAT2, MW_INT(0), MW_INT(2), MW_UINT(4), 0, 1);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_RENAMEAT2, MW_INT(0), MW_INT(2), MW_UINT(4), 1, 3);
 }
 
 MW_SYS_EXIT(renameat2)
@@ -254,7 +266,7 @@ MW_SYS_EXIT(renameat2)
 
 MW_SYS_ENTER(link)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_LINK, 0, 0, 0, 0, 0);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_LINK, 0, 0, 0, 0, 1);
 }
 
 MW_SYS_EXIT(link)
@@ -268,7 +280,7 @@ MW_SYS_EXIT(link)
 
 MW_SYS_ENTER(linkat)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_LINKAT, MW_INT(0), MW_INT(2), MW_UINT(4), 0, 1);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_LINKAT, MW_INT(0), MW_INT(2), MW_UINT(4), 1, 3);
 }
 
 MW_SYS_EXIT(linkat)
@@ -281,21 +293,25 @@ MW_SYS_EXIT(linkat)
 }
 
 /* symlink(target, linkpath): the link is the path acted on; its target is content, kept as
- * given (a relative target is relative to the link's directory, not to the cwd). */
+ * given (a relative target is relative to the link's directory, not to the cwd). Both are
+ * checked against the stash, as mw_sys_path2 does. */
 static __always_inline int mw_symlink(struct mw_sys *s, int dfd_i, int target_i, int link_i)
 {
 	int dirfd = dfd_i < 0 ? -100 : mw_iarg(s, dfd_i);
+	__u32 off2;
 
 	mw_path_arg(&s->r, MW_S_PATH, MW_S_ABS, dirfd, mw_uptr(s, link_i));
-	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
+	mw_inflight_check(&s->r, MW_WHOLE_ARG, MW_S_PATH, MW_PATH_OFF, false);
+	off2 = s->r.off;
 	mw_slot_str(&s->r, MW_S_PATH2, mw_uptr(s, target_i), MW_PATH_MAX, true);
+	mw_inflight_check(&s->r, MW_WHOLE_PATH2, MW_S_PATH2, off2, true);
 	mw_rec_emit(&s->r);
 	return 0;
 }
 
 MW_SYS_ENTER(symlink)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_SYMLINK, 0, 0, 0, 0, 1);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_SYMLINK, 0, 0, 0, 1, 0);
 }
 
 MW_SYS_EXIT(symlink)
@@ -309,7 +325,7 @@ MW_SYS_EXIT(symlink)
 
 MW_SYS_ENTER(symlinkat)
 {
-	return mw_path_enter(mw_ctx_regs, MW_OP_SYMLINKAT, MW_INT(1), 0, 0, 0, 2);
+	return mw_path2_enter(mw_ctx_regs, MW_OP_SYMLINKAT, MW_INT(1), 0, 0, 2, 0);
 }
 
 MW_SYS_EXIT(symlinkat)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -177,6 +178,23 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return l->on_record(l->ctx, data, size);
 }
 
+/* Draws the key of the hash the BPF side checks long arguments with (maps.h mw_hash_key) into
+ * the object's rodata, fresh for each load: a server that cannot read it cannot aim a rewrite
+ * at a hash collision. It stays in the loaded object's read-only data (root only) and is
+ * written nowhere else. */
+static int draw_hash_key(struct mcpwitness *s)
+{
+	uint64_t key[2];
+	ssize_t n = getrandom(key, sizeof(key), 0);
+
+	if (n != (ssize_t)sizeof(key))
+		return n < 0 ? -errno : -EIO;
+	s->rodata->mw_hash_key[0] = key[0];
+	s->rodata->mw_hash_key[1] = key[1];
+	explicit_bzero(key, sizeof(key));
+	return 0;
+}
+
 static int loader_configure(struct loader *l, const struct loader_opts *o)
 {
 	struct mcpwitness *s = l->skel;
@@ -196,6 +214,11 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 		return -EPROTO;
 	}
 	s->rodata->mw_wakeup_bytes = o->ringbuf_bytes / 8;
+	err = draw_hash_key(s);
+	if (err) {
+		p_err("failed to draw the argument hash key: %s", strerror(-err));
+		return err;
+	}
 	disable_missing_hooks(l);
 	return mount_tracefs_if_needed(l);
 }

@@ -5,8 +5,9 @@ is recorded safely or counted as lost, and the collector's memory stays bounded:
 prints its peak RSS (VmHWM) and checks it against a generous ceiling.
 
 And arguments rewritten by another thread while the kernel acts on them: a path (opens, unlink,
-chmod) or a destination address (sendto, sendmsg) read back at exit names something else than
-what the kernel used, and the record must say so (TAMPERED). Where the call can be made to
+chmod; the new name of rename and link, a symlink's target) or a destination address (sendto,
+sendmsg), also past the 63 bytes of its head, read back at exit names something else than what
+the kernel used, and the record must say so (TAMPERED). Where the call can be made to
 block after the kernel copied its argument (a FIFO, a directory held locked, a full datagram
 queue), the rewrite is certain and every such record is checked; a thread flipping the argument
 in a loop shows the same on calls that do not block."""
@@ -164,22 +165,24 @@ class DirLock:
 # the call with a ctypes buffer as its argument and another thread (or process) rewrites that
 # buffer in place.
 
-# argv[1]: JSON [[call, syscall nr, path, new path, [more args]], ...]. Each call is made in a
-# thread of its own while the test holds a lock it needs; once all are blocked (after the kernel
-# copied their paths) their paths are rewritten and "rewritten" is printed; the test then frees
-# the lock. Last line: JSON {call: result or -errno, "blocked": [...]}.
+# argv[1]: JSON [[call, syscall nr, [args], i, new], ...]. Each call is made with its args (a
+# string as a buffer of its own, a number as it is) in a thread of its own while the test holds
+# a lock it needs; once all are blocked (after the kernel copied their paths) argument i is
+# rewritten to new and "rewritten" is printed; the test then frees the lock. Last line: JSON
+# {call: result or -errno, "blocked": [...]}.
 BLOCKED_PATHS = BLOCKED_IN + r"""
 import ctypes, json, sys, threading
 libc = ctypes.CDLL(None, use_errno=True)
 out, threads = {"blocked": []}, []
-for name, nr, path, new, more in json.loads(sys.argv[1]):
-    buf = ctypes.create_string_buffer(path.encode(), 256)
-    def call(name=name, buf=buf, more=more):
-        r = getattr(libc, name)(buf, *more)
+for name, nr, args, i, new in json.loads(sys.argv[1]):
+    args = [ctypes.create_string_buffer(a.encode(), 512) if isinstance(a, str) else a
+            for a in args]
+    def call(name=name, args=args):
+        r = getattr(libc, name)(*args)
         out[name] = -ctypes.get_errno() if r < 0 else r
     t = threading.Thread(target=call)
     t.start()
-    threads.append((t, nr, buf, new))
+    threads.append((t, nr, args[i], new))
 for t, nr, buf, new in threads:
     out["blocked"].append(blocked_in(t.native_id, nr))
     ctypes.memmove(buf, new.encode() + b"\0", len(new) + 1)
@@ -490,14 +493,12 @@ class Hostile(mwtest.E2ETestCase):
         return [r for r in mwtest.dump_json(self.trace, self.keys)
                 if r.get("type") == "event" and r.get("op") in ops]
 
-    def test_path_rewritten_while_the_call_blocks(self):
-        # unlink(d/real) and chmod(d) wait for d's lock, held here, after the kernel copied
-        # their paths; the paths are then rewritten to names that do not exist
-        base = self.work.mkdir("blocked", mode=0o777)
-        d = self.work.mkdir("blocked", "d", owner=mwtest.nobody_ids(), mode=0o777)
-        real = self.work.write("blocked/d/real", "", owner=mwtest.nobody_ids())
-        calls = [["unlink", 87, real, os.path.join(d, "fake"), []],  # x86-64 numbers
-                 ["chmod", 90, d, os.path.join(base, "e"), [0o700]]]
+    def blocked_rewrites(self, tag, d, calls):
+        """Runs calls (as BLOCKED_PATHS takes them) while d's lock is held here, so that each
+        blocks after the kernel copied its paths and sees one of them rewritten; checks that
+        each call blocked and succeeded (acting on what the kernel copied, so the rewritten
+        names must not exist), and that its one record shows the rewritten argument in field
+        (of path, path2) and is TAMPERED. Returns the records by call."""
         lock = DirLock(d)
         self.addCleanup(lock.release)
         p, rss = self.collector(["python3", "-c", BLOCKED_PATHS, json.dumps(calls)],
@@ -505,24 +506,88 @@ class Hostile(mwtest.E2ETestCase):
         self.assertEqual(p.stdout.readline(), b"rewritten\n")
         lock.release()
         out = json.loads(p.stdout.readline())
-        self.finish(p, rss, "paths rewritten while blocked")
-        self.assertEqual(out, {"blocked": [True, True], "unlink": 0, "chmod": 0})
-        self.assertFalse(os.path.exists(real))  # the kernel acted on the real paths
-        self.assertEqual(os.stat(d).st_mode & 0o777, 0o700)
-        evs = self.events("unlink", "chmod")
-        for name, _, _, new, _ in calls:
+        self.finish(p, rss, tag)
+        want = {name: 0 for name, *_ in calls}
+        want["blocked"] = [True] * len(calls)
+        self.assertEqual(out, want)
+        evs, recs = self.events(*(name for name, *_ in calls)), {}
+        for name, _, args, i, new in calls:
             ev = [e for e in evs if e["op"] == name]
             self.assertEqual(len(ev), 1, evs)
-            self.assertEqual((ev[0]["path"], ev[0]["ret"]), (new, 0), ev)
+            field = "path" if i == self.PATH_ARG[name] else "path2"
+            self.assertEqual((ev[0][field], ev[0]["ret"]), (new, 0), ev)
             self.assertTrue(ev[0]["flags"] & F_TAMPERED, ev)
+            recs[name] = ev[0]
+        return recs
+
+    # the argument each call's record keeps in PATH (symlink: the new link, its second)
+    PATH_ARG = {"unlink": 0, "chmod": 0, "rename": 0, "link": 0, "symlink": 1}
+
+    def test_path_rewritten_while_the_call_blocks(self):
+        # unlink(d/real) and chmod(d) wait for d's lock, held here, after the kernel copied
+        # their paths; the paths are then rewritten to names that do not exist
+        base = self.work.mkdir("blocked", mode=0o777)
+        d = self.work.mkdir("blocked", "d", owner=mwtest.nobody_ids(), mode=0o777)
+        real = self.work.write("blocked/d/real", "", owner=mwtest.nobody_ids())
+        self.blocked_rewrites("paths rewritten while blocked", d, [
+            ["unlink", 87, [real], 0, os.path.join(d, "fake")],  # x86-64 numbers
+            ["chmod", 90, [d, 0o700], 0, os.path.join(base, "e")]])
+        self.assertFalse(os.path.exists(real))  # the kernel acted on the real paths
+        self.assertEqual(os.stat(d).st_mode & 0o777, 0o700)
+
+    def test_long_path_rewritten_past_its_head_while_the_call_blocks(self):
+        # as above with paths of 100 bytes and more, rewritten only past the 63 bytes kept at
+        # entry (the same length, the same head): one byte in the middle, the last one
+        base = self.work.mkdir("blocked", mode=0o777)
+        d = self.work.mkdir("blocked", "d" * 80, owner=mwtest.nobody_ids(), mode=0o777)
+        real = self.work.write("blocked/%s/real" % ("d" * 80), "", owner=mwtest.nobody_ids())
+        calls = [["unlink", 87, [real], 0, real[:70] + "e" + real[71:]],
+                 ["chmod", 90, [d, 0o700], 0, d[:-1] + "e"]]
+        for _, _, args, _, new in calls:
+            self.assertGreater(len(args[0]), 100)
+            self.assertEqual((len(new), new[:70]), (len(args[0]), args[0][:70]))
+            self.assertNotEqual(new, args[0])
+        self.blocked_rewrites("long paths rewritten past the head while blocked", d, calls)
+        self.assertFalse(os.path.exists(real))
+        self.assertEqual(os.stat(d).st_mode & 0o777, 0o700)
+        self.assertEqual(sorted(os.listdir(base)), ["d" * 80])
+
+    def test_second_path_rewritten_while_the_call_blocks(self):
+        # rename's and link's new name and symlink's target, rewritten while each waits for the
+        # lock of d (where it creates its name): a short one and one past the first 63 bytes
+        d = self.work.mkdir("blocked", "d", owner=mwtest.nobody_ids(), mode=0o777)
+        for f in ("src", "old"):
+            self.work.write("blocked/d/" + f, f, owner=mwtest.nobody_ids())
+        j = lambda name: os.path.join(d, name)  # noqa: E731
+        target = "/etc/" + "x" * 70 + "/motd"
+        calls = [["rename", 82, [j("src"), j("dst")], 1, j("bad")],  # x86-64 numbers
+                 ["link", 86, [j("old"), j("lnk")], 1, j("lnx")],
+                 ["symlink", 88, [target, j("sym")], 0, target[:-4] + "fake"]]
+        recs = self.blocked_rewrites("second paths rewritten while blocked", d, calls)
+        # the kernel used the names it copied
+        self.assertEqual(sorted(os.listdir(d)), ["dst", "lnk", "old", "sym"])
+        self.assertEqual(os.readlink(j("sym")), target)
+        self.assertEqual((recs["rename"]["path"], recs["link"]["path"], recs["symlink"]["path"]),
+                         (j("src"), j("old"), j("sym")))
 
     def test_address_rewritten_while_the_send_blocks(self):
         d = self.work.mkdir("sock", mode=0o777)
+        self.assertLess(len(os.path.join(d, "real.sock")) + 3, 63)  # the head holds it all
+        self.blocked_sends("addresses rewritten while blocked", d)
+
+    def test_long_address_rewritten_past_its_head_while_the_send_blocks(self):
+        # a unix socket address of 90 bytes and more whose rewrite (real -> fake) starts past
+        # the 63 bytes kept at entry: the whole address is compared, not its head
+        d = self.work.mkdir("sock", "s" * 50, mode=0o777)
+        self.assertGreater(2 + len(d) + 1, 63)
+        self.assertLess(len(os.path.join(d, "real.sock")), 108)  # sun_path
+        self.blocked_sends("long addresses rewritten while blocked", d)
+
+    def blocked_sends(self, tag, d):
         real, fake = os.path.join(d, "real.sock"), os.path.join(d, "fake.sock")
-        self.assertLess(len(real) + 3, 63)  # the whole sockaddr_un fits the head kept at entry
         p, rss = self.collector(["python3", "-c", BLOCKED_SENDS, d], stdout=subprocess.PIPE)
         line = p.stdout.readline()
-        self.finish(p, rss, "addresses rewritten while blocked")
+        self.finish(p, rss, tag)
         out = json.loads(line)
         self.assertEqual(out["blocked"], [True] * 4, out)
         self.assertEqual(out["ret"], [12] * 4, out)
@@ -681,6 +746,45 @@ class Hostile(mwtest.E2ETestCase):
         for e in evs:
             self.assertEqual(e["ret"], {"sendto": 2, "sendmsg": 3}.get(e["op"], 0), e)
             self.assertEqual(e["flags"] & (F_TAMPERED | F_UNCHECKED), 0, e)
+
+    def test_long_paths_not_rewritten_carry_no_flag(self):
+        # paths past the 63 bytes of the head (absolute and relative), two-path calls with
+        # both paths long, and a path longer than the 4096 bytes kept (the kernel refuses it):
+        # each whole path is compared and found the same
+        d = self.work.mkdir("plain", mode=0o777)
+        script = ("import os, sys\n"
+                  "d = os.path.join(%r, 'l' * 90)\n"
+                  "os.mkdir(d)\n"
+                  "p = os.path.join(d, 'f' * 70)\n"
+                  "os.close(os.open(p, os.O_WRONLY | os.O_CREAT, 0o600))\n"
+                  "os.chmod(p, 0o640)\n"
+                  "os.rename(p, p + '2')\n"
+                  "os.link(p + '2', p + '3')\n"
+                  "os.symlink(p + '2', p + '4')\n"
+                  "os.chdir(d)\n"
+                  "os.chmod('f' * 70 + '3', 0o600)\n"
+                  "for s in '234': os.unlink(p + s)\n"
+                  "try: os.unlink(d + '/' + 'x' * 5000)\n"
+                  "except OSError as e: assert e.errno == 36, e\n"  # ENAMETOOLONG
+                  "os.rmdir(d)\n") % d
+        p, rss = self.collector(["python3", "-c", script])
+        self.finish(p, rss, "long paths not rewritten")
+        evs = [e for e in mwtest.dump_json(self.trace, self.keys)
+               if e.get("type") == "event" and e["family"] == "file"
+               and e.get("path", "").startswith((d, "f" * 70))]
+        at = {"mkdirat": "mkdir", "open": "openat", "fchmodat": "chmod", "fchmodat2": "chmod",
+              "renameat": "rename", "renameat2": "rename", "linkat": "link",
+              "symlinkat": "symlink", "unlinkat": "unlink"}  # whichever libc chose
+        self.assertEqual(sorted(at.get(e["op"], e["op"]) for e in evs),
+                         ["chmod", "chmod", "link", "mkdir", "openat", "rename", "rmdir",
+                          "symlink", "unlink", "unlink", "unlink", "unlink"],
+                         [(e["op"], e["path"][:120]) for e in evs])
+        for e in evs:
+            self.assertGreater(len(e["path"]), 63, e["op"])
+            self.assertEqual(e["ret"], -36 if "x" * 100 in e["path"] else
+                             3 if e["op"] in ("open", "openat") else 0, e["op"])
+            self.assertEqual(e["flags"] & (F_TAMPERED | F_UNCHECKED), 0, e["op"])
+        self.assertEqual([e["op"] for e in evs if e["flags"] & 1], ["unlink"])  # 5000 bytes: cut
 
 
 if __name__ == "__main__":
