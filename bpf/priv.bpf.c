@@ -48,8 +48,17 @@ enum mw_target {
 	MW_TARGET_SELF,	   /* the caller's own thread group: not recorded */
 	MW_TARGET_TREE,	   /* another tracked process */
 	MW_TARGET_FOREIGN, /* an untracked process, a process group or every process */
-	MW_TARGET_NONE,	   /* no such task (any more): recorded without FOREIGN */
+	MW_TARGET_NONE,	   /* no such task (any more), or a process whose every thread has
+			    * exited (a zombie): a signal does nothing; recorded without FOREIGN */
 };
+
+/* Whether every thread of t's process has exited (t may be a zombie waiting for its parent):
+ * the tracked set forgets a process when its last thread exits, so without this a child of
+ * the server killed just after it exited, before it was reaped, would read as foreign. */
+static __always_inline bool mw_group_exited(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, signal, live.counter) == 0;
+}
 
 /* Where a task found by id points, as seen from the caller. */
 static __always_inline enum mw_target mw_task_target(struct task_struct *t)
@@ -58,6 +67,8 @@ static __always_inline enum mw_target mw_task_target(struct task_struct *t)
 
 	if (t->tgid == me->tgid)
 		return MW_TARGET_SELF;
+	if (mw_group_exited(t))
+		return MW_TARGET_NONE;
 	return mw_tgid_tracked(t->tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
 }
 
@@ -208,6 +219,8 @@ static __always_inline enum mw_target mw_pidfd_target(struct mw_sys *s, int fd)
 	s->r.e->arg[3] = tgid;
 	if (tgid == me->tgid)
 		return MW_TARGET_SELF;
+	if (mw_group_exited(t))
+		return MW_TARGET_NONE;
 	return mw_tgid_tracked(tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
 }
 

@@ -58,7 +58,7 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertEqual(far, self.rec.busy.pid)
         self.assertNotIn(far, self.rec.tree)
         # signal 0 to the busy process, by each route: recorded, FOREIGN
-        self.assertRecord(self.rec.one(pid, "kill"), "kill", s["kill_foreign"], args=[far],
+        self.assertRecord(self.rec.of(pid, "kill")[0], "kill", s["kill_foreign"], args=[far],
                           flags=F_FOREIGN)
         sq = self.rec.of(pid, "rt_sigqueueinfo")
         self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in sq],
@@ -68,7 +68,7 @@ class PrivEvents(mwevents.EventsTestCase):
                           s["tgsigqueue_foreign"], args=[far, far], flags=F_FOREIGN)
         ps = self.rec.of(pid, "pidfd_send_signal")
         # pidfd, signal, flags, and the target's tgid the kernel resolved from the pidfd
-        self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in ps],
+        self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in ps[:2]],
                          [([s["foreign_pidfd"], 0, 0, far], s["pidfd_signal_foreign"], F_FOREIGN),
                           ([s["child_pidfd"], 9, 0, child], s["pidfd_signal_child"], 0)])
         gf = self.rec.of(pid, "pidfd_getfd")
@@ -80,6 +80,13 @@ class PrivEvents(mwevents.EventsTestCase):
                 self.assertEqual(e["opened_path"], "/dev/null", e)
         for k in ("kill_foreign", "sigqueue_foreign", "pidfd_signal_foreign", "pidfd_signal_child"):
             self.assertEqual(s[k], 0, k)
+        # a child that exited and is not reaped yet: no longer tracked, yet no foreign target
+        z = s["zombie"]
+        kills = [e for e in self.rec.of(pid, "kill") if e["args"][0] == z]
+        self.assertEqual([(e["ret"], e["flags"]) for e in kills], [(s["kill_zombie"], 0)])
+        zp = [e for e in ps if e["args"][0] == s["zombie_pidfd"]]
+        self.assertEqual([(e["args"], e["ret"], e["flags"]) for e in zp],
+                         [([s["zombie_pidfd"], 15, 0, z], s["pidfd_signal_zombie"], 0)])
 
     def test_mount_api_in_new_namespaces(self):
         s = self.rec.step("ns_mount")

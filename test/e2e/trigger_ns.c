@@ -67,7 +67,30 @@ static long tgsigqueue_raw(pid_t tgid, pid_t tid, int sig)
 	return syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, &si);
 }
 
-/* The same calls at a child of ours and at the foreign process. */
+/* A child that has exited and is not reaped yet (a zombie, which the tracked set no longer
+ * holds), signalled by kill and through its pidfd: a signal to it does nothing, and it is no
+ * process outside the tree. */
+static void step_zombie(struct out *o)
+{
+	pid_t z = fork();
+	long zfd;
+	siginfo_t si;
+
+	must(z >= 0, "fork");
+	if (z == 0)
+		_exit(0);
+	zfd = syscall(SYS_pidfd_open, z, 0);
+	must(zfd >= 0, "pidfd_open zombie");
+	memset(&si, 0, sizeof(si));
+	must(waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT) == 0, "waitid zombie"); /* exited */
+	out_int(o, "zombie", z);
+	out_int(o, "zombie_pidfd", zfd);
+	out_ret(o, "kill_zombie", syscall(SYS_kill, z, SIGTERM));
+	out_ret(o, "pidfd_signal_zombie", syscall(SYS_pidfd_send_signal, (int)zfd, SIGTERM, NULL, 0));
+	reap(z);
+}
+
+/* The same calls at a child of ours and at the foreign process; then at a zombie child. */
 static void step_signal_targets(struct out *o)
 {
 	pid_t child = spawn_pauser(), far = foreign_pid();
@@ -87,6 +110,7 @@ static void step_signal_targets(struct out *o)
 	out_ret(o, "sigqueue_child", sigqueue_raw(child, 0));
 	out_ret(o, "pidfd_signal_child", syscall(SYS_pidfd_send_signal, (int)cfd, SIGKILL, NULL, 0));
 	reap(child);
+	step_zombie(o);
 }
 
 static int ns_child(void *arg)
