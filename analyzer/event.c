@@ -116,6 +116,7 @@ static const struct op_info op_table[] = {
 	OP(MOUNT_SETATTR, "mount_setattr"),
 	OP(PIVOT_ROOT, "pivot_root"),
 	OP(OPEN_TREE_ATTR, "open_tree_attr"),
+	OP(IOCTL, "ioctl"),
 	OP(IO_URING_SETUP, "io_uring_setup"),
 	OP(IO_URING_ENTER, "io_uring_enter"),
 	OP(IO_URING_REGISTER, "io_uring_register"),

@@ -177,6 +177,9 @@ enum mw_op {
 	MW_OP_MOUNT_SETATTR = 152,	/* dirfd, flags, attr_set (first 8 bytes); PATH/ABS */
 	MW_OP_PIVOT_ROOT = 153,		/* PATH/ABS new root, PATH2/ABS2 where the old one goes */
 	MW_OP_OPEN_TREE_ATTR = 154,	/* as OPEN_TREE, attr_set in arg[2] */
+	MW_OP_IOCTL = 155,		/* fd, request: only TIOCSTI and TIOCLINUX (terminal input
+					 * injection); OPENED the terminal, DATA the byte (TIOCSTI)
+					 * or the subcode (TIOCLINUX) */
 	/* evasion signals */
 	MW_OP_IO_URING_SETUP = 170,	/* entries, setup flags */
 	MW_OP_IO_URING_ENTER = 171,	/* fd, to_submit, min_complete, flags */

@@ -3,7 +3,8 @@
  * priv.bpf.c - injection and privilege: ptrace, cross-process memory access and fd theft
  * (pidfd_getfd), signals aimed outside the caller's own process, module loads, bpf(), anonymous
  * executable memory (memfd_create). Rare in a benign server, so every attempt is recorded with
- * its result. (Mounts are in mount.bpf.c.)
+ * its result; and the ioctls that type into a terminal (TIOCSTI, TIOCLINUX). (Mounts are in
+ * mount.bpf.c.)
  * (Exec of an fd shows in proc.bpf.c: the exec record carries the syscall and the file.)
  */
 #include "syscall.bpf.h"
@@ -248,6 +249,26 @@ MW_SYS_EXIT(pidfd_getfd)
 		s.r.e->flags |= MW_F_FOREIGN;
 	if (ret >= 0)
 		mw_fd_path(&s.r, MW_S_OPENED, (int)ret);
+	return mw_sys_plain(&s);
+}
+
+#define MW_TIOCSTI   0x5412 /* push a byte into a terminal's input, as if typed */
+#define MW_TIOCLINUX 0x541C /* the console's services; subcode 2 selection + 3 paste types too */
+
+/* ioctl: only the requests that inject input into a terminal (another process's shell reads
+ * it as typed by the user), with the terminal (OPENED) and the byte or subcode (DATA). Every
+ * other ioctl of a tracked task costs this test only. */
+MW_SYS_EXIT(ioctl)
+{
+	__u32 cmd = (__u32)mw_arg(mw_ctx_regs, 1);
+	struct mw_sys s;
+
+	if (cmd != MW_TIOCSTI && cmd != MW_TIOCLINUX)
+		return 0;
+	if (!mw_sys_begin(&s, MW_OP_IOCTL, ret, MW_INT(0), MW_UINT(1), 0, 0))
+		return 0;
+	mw_fd_path(&s.r, MW_S_OPENED, mw_iarg(&s, 0));
+	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 2), 1, 1, true);
 	return mw_sys_plain(&s);
 }
 

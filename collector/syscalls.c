@@ -114,6 +114,9 @@ static const struct sysname table[] = {
 #ifdef SYS_io_uring_setup
 	{ "io_uring_setup", SYS_io_uring_setup },
 #endif
+#ifdef SYS_ioctl
+	{ "ioctl", SYS_ioctl },
+#endif
 #ifdef SYS_kill
 	{ "kill", SYS_kill },
 #endif

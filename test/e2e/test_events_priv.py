@@ -25,7 +25,7 @@ IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
 class PrivEvents(mwevents.EventsTestCase):
     STEPS = ("ptrace", "process_vm", "kill_out", "kill_in", "mount", "init_module",
              "finit_module", "bpf", "memfd", "exec_memfd", "uring", "signal_targets",
-             "ns_mount")
+             "ns_mount", "tiocsti")
 
     def test_ptrace(self):
         s = self.rec.step("ptrace")
@@ -122,6 +122,19 @@ class PrivEvents(mwevents.EventsTestCase):
         for k in ("open_tree", "move_mount", "fsopen", "fsmount", "fspick", "mount_setattr"):
             self.assertGreaterEqual(s[k], 0, k)
         self.assertFalse(os.path.ismount(mnt))  # it was only ever in the child's namespace
+
+    def test_tiocsti(self):
+        # only the request that types into a terminal is recorded: with the terminal and the
+        # byte, refused (not our controlling terminal) and still reported
+        s = self.rec.step("tiocsti")
+        self.assertEqual(s["winsz"], 0)
+        ev = self.rec.one(s["pid"], "ioctl")
+        self.assertRecord(ev, "ioctl", s["sti"], args=[s["fd"], 0x5412], data="x",
+                          opened_path=s["pts"])
+        self.assertEqual(ev["errno"], "EPERM")
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        self.assertEqual([(f["evidence"]["op"], f["evidence"]["opened_path"])
+                          for f in found if f["rule"] == "priv.tty-inject"], [("ioctl", s["pts"])])
 
     def test_default_policy_reports_them(self):
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]

@@ -3,7 +3,7 @@
  * signals aimed outside and inside our own process, mount/umount2 (as root only inside a
  * private mount namespace of the step's own), module loads, bpf(), memfd_create and exec of a
  * memfd; and io_uring through raw syscalls (no liburing): setup, two submissions, enter,
- * register.
+ * register; TIOCSTI on a pseudo-terminal of the step's own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -237,6 +238,23 @@ static void step_uring(struct out *o)
 	out_ret(o, "register", syscall(SYS_io_uring_register, (int)fd, IORING_REGISTER_FILES, &null, 1));
 }
 
+/* A pseudo-terminal of our own (not our controlling terminal): TIOCSTI on it is refused
+ * (EPERM) and still recorded, with the byte; TIOCGWINSZ, an ordinary request, is not. */
+static void step_tiocsti(struct out *o)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), t;
+	struct winsize ws;
+	char c = 'x';
+
+	must(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0, "posix_openpt");
+	t = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	must(t >= 0, "open the pts");
+	out_int(o, "fd", t);
+	out_str(o, "pts", ptsname(m));
+	out_ret(o, "winsz", syscall(SYS_ioctl, t, TIOCGWINSZ, &ws));
+	out_ret(o, "sti", syscall(SYS_ioctl, t, TIOCSTI, &c));
+}
+
 /* getpid through the i386 entry (int $0x80, eax 20): another ABI's syscall, which the collector
  * does not let a launched server make (launch.c, deny_foreign_abi). */
 static void step_int80(struct out *o)
@@ -265,5 +283,6 @@ const struct step priv_steps[] = {
 	{ "exec_memfd", step_exec_memfd },
 	{ "uring", step_uring },
 	{ "int80", step_int80 },
+	{ "tiocsti", step_tiocsti },
 	{ NULL, NULL },
 };
