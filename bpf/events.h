@@ -180,12 +180,17 @@ enum mw_op {
 	MW_OP_IOCTL = 155,		/* fd, request: only TIOCSTI and TIOCLINUX (terminal input
 					 * injection); OPENED the terminal, DATA the byte (TIOCSTI)
 					 * or the subcode (TIOCLINUX) */
+	MW_OP_KEYCTL = 156,		/* operation, arg2 (a key or keyring, for most operations) */
+	MW_OP_ADD_KEY = 157,		/* keyring, payload length; DATA the type, PATH the
+					 * description (never the payload) */
+	MW_OP_REQUEST_KEY = 158,	/* destination keyring; as ADD_KEY */
 	/* evasion signals */
 	MW_OP_IO_URING_SETUP = 170,	/* entries, setup flags */
 	MW_OP_IO_URING_ENTER = 171,	/* fd, to_submit, min_complete, flags */
 	MW_OP_IO_URING_REGISTER = 172,	/* fd, opcode, nr_args */
 	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req); the fd is
 					 * what the submission named, 0 for opcodes that take none */
+	MW_OP_USERFAULTFD = 174,	/* flags */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
 				  * with GAP: fd, offset, gap length, direction; a frame of length

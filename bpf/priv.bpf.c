@@ -272,6 +272,49 @@ MW_SYS_EXIT(ioctl)
 	return mw_sys_plain(&s);
 }
 
+/* The kernel's key retention service: keys and credentials stored for the user (Kerberos
+ * tickets, filesystem encryption keys...). keyctl(operation, arg2, ...): the operation and the
+ * key or keyring it names (the later arguments mean something else for each operation, and are
+ * left out); add_key/request_key(type, description, ...): the type (DATA) and the description
+ * (PATH), never the payload. */
+MW_SYS_EXIT(keyctl)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_KEYCTL, ret, MW_INT(0), MW_INT(1), 0, 0))
+		return 0;
+	return mw_sys_plain(&s);
+}
+
+static __always_inline int mw_key_named(struct mw_sys *s)
+{
+	if (mw_uptr(s, 1))
+		mw_slot_str(&s->r, MW_S_PATH, mw_uptr(s, 1), 256, true);
+	if (mw_uptr(s, 0))
+		mw_slot_str(&s->r, MW_S_DATA, mw_uptr(s, 0), 64, true);
+	return mw_sys_plain(s);
+}
+
+/* add_key(type, description, payload, plen, keyring) */
+MW_SYS_EXIT(add_key)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_ADD_KEY, ret, MW_INT(4), MW_LONG(3), 0, 0))
+		return 0;
+	return mw_key_named(&s);
+}
+
+/* request_key(type, description, callout_info, dest_keyring) */
+MW_SYS_EXIT(request_key)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_REQUEST_KEY, ret, MW_INT(3), 0, 0, 0))
+		return 0;
+	return mw_key_named(&s);
+}
+
 MW_SYS_EXIT(init_module)
 {
 	struct mw_sys s;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * uring.bpf.c - io_uring, the evasion signal: work submitted through a ring does not pass
+ * uring.bpf.c - the evasion signals. io_uring: work submitted through a ring does not pass
  * through the syscalls the other families watch, so its setup and use are recorded, and each
  * submission's opcode and fd from the io_uring_submit_req tracepoint (which runs in the
- * submitting task, so the membership test applies as everywhere else).
+ * submitting task, so the membership test applies as everywhere else). userfaultfd: it lets a
+ * process stop the kernel on a page of its own memory, the usual way to win a race against a
+ * check of an argument (see the tamper check of syscall.bpf.h).
  */
 #include "syscall.bpf.h"
 
@@ -56,4 +58,14 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
 	mw_rec_emit(&r);
 	return 0;
+}
+
+/* userfaultfd(flags) */
+MW_SYS_EXIT(userfaultfd)
+{
+	struct mw_sys s;
+
+	if (!mw_sys_begin(&s, MW_OP_USERFAULTFD, ret, MW_UINT(0), 0, 0, 0))
+		return 0;
+	return mw_sys_plain(&s);
 }

@@ -117,6 +117,18 @@ static const struct sysname table[] = {
 #ifdef SYS_ioctl
 	{ "ioctl", SYS_ioctl },
 #endif
+#ifdef SYS_keyctl
+	{ "keyctl", SYS_keyctl },
+#endif
+#ifdef SYS_add_key
+	{ "add_key", SYS_add_key },
+#endif
+#ifdef SYS_request_key
+	{ "request_key", SYS_request_key },
+#endif
+#ifdef SYS_userfaultfd
+	{ "userfaultfd", SYS_userfaultfd },
+#endif
 #ifdef SYS_kill
 	{ "kill", SYS_kill },
 #endif

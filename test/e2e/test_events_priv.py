@@ -25,7 +25,7 @@ IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
 class PrivEvents(mwevents.EventsTestCase):
     STEPS = ("ptrace", "process_vm", "kill_out", "kill_in", "mount", "init_module",
              "finit_module", "bpf", "memfd", "exec_memfd", "uring", "signal_targets",
-             "ns_mount", "tiocsti")
+             "ns_mount", "tiocsti", "keyring", "userfaultfd")
 
     def test_ptrace(self):
         s = self.rec.step("ptrace")
@@ -135,6 +135,22 @@ class PrivEvents(mwevents.EventsTestCase):
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
         self.assertEqual([(f["evidence"]["op"], f["evidence"]["opened_path"])
                           for f in found if f["rule"] == "priv.tty-inject"], [("ioctl", s["pts"])])
+
+    def test_keyring_and_userfaultfd(self):
+        s = self.rec.step("keyring")
+        self.assertEqual([(e["args"], e["ret"]) for e in self.rec.of(s["pid"], "keyctl")],
+                         [([1], s["join"]),  # KEYCTL_JOIN_SESSION_KEYRING (NULL: anonymous)
+                          ([0, -4], s["get_id"])])  # KEYCTL_GET_KEYRING_ID, the user keyring
+        self.assertRecord(self.rec.one(s["pid"], "add_key"), "add_key", s["add"],
+                          args=[-3, 6], data="user", path="mwtrig:key")  # never the payload
+        self.assertRecord(self.rec.one(s["pid"], "request_key"), "request_key", s["request"],
+                          data="user", path="mwtrig:key")
+        u = self.rec.step("userfaultfd")
+        self.assertRecord(self.rec.one(u["pid"], "userfaultfd"), "userfaultfd", u["ret"],
+                          args=[0o2000001])  # O_CLOEXEC | UFFD_USER_MODE_ONLY
+        rules = {f["rule"]: f for f in mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+                 if f["process"]["pid"] in (s["pid"], u["pid"])}
+        self.assertEqual(sorted(rules), ["evasion.userfaultfd", "priv.keyring"])
 
     def test_default_policy_reports_them(self):
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]

@@ -3,7 +3,8 @@
  * signals aimed outside and inside our own process, mount/umount2 (as root only inside a
  * private mount namespace of the step's own), module loads, bpf(), memfd_create and exec of a
  * memfd; and io_uring through raw syscalls (no liburing): setup, two submissions, enter,
- * register; TIOCSTI on a pseudo-terminal of the step's own.
+ * register; TIOCSTI on a pseudo-terminal of the step's own; the key retention service;
+ * userfaultfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -255,6 +256,27 @@ static void step_tiocsti(struct out *o)
 	out_ret(o, "sti", syscall(SYS_ioctl, t, TIOCSTI, &c));
 }
 
+/* The key retention service: a new anonymous session keyring of the step's own (so the key
+ * dies with the step), the user keyring's id, then a key added to the session keyring and
+ * looked up again. */
+static void step_keyring(struct out *o)
+{
+	long k;
+
+	out_ret(o, "join", syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, NULL));
+	out_ret(o, "get_id", syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */,
+				     -4 /* KEY_SPEC_USER_KEYRING */, 0));
+	k = syscall(SYS_add_key, "user", "mwtrig:key", "secret", 6, -3 /* KEY_SPEC_SESSION_KEYRING */);
+	out_ret(o, "add", k);
+	out_ret(o, "request", syscall(SYS_request_key, "user", "mwtrig:key", NULL, 0));
+}
+
+/* userfaultfd for the caller's own user-mode faults (allowed without privilege since 5.11). */
+static void step_userfaultfd(struct out *o)
+{
+	out_ret(o, "ret", syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* UFFD_USER_MODE_ONLY */));
+}
+
 /* getpid through the i386 entry (int $0x80, eax 20): another ABI's syscall, which the collector
  * does not let a launched server make (launch.c, deny_foreign_abi). */
 static void step_int80(struct out *o)
@@ -284,5 +306,7 @@ const struct step priv_steps[] = {
 	{ "uring", step_uring },
 	{ "int80", step_int80 },
 	{ "tiocsti", step_tiocsti },
+	{ "keyring", step_keyring },
+	{ "userfaultfd", step_userfaultfd },
 	{ NULL, NULL },
 };
