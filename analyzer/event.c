@@ -15,6 +15,7 @@ enum op_kind {
 	K_EXIT,
 	K_OPEN, /* an open: flags and mode, write intent */
 	K_SOCK, /* a socket call carrying an address in data */
+	K_TARGET, /* aimed at another process (signals, pidfds): a {detail} saying whom */
 };
 
 struct op_info {
@@ -28,6 +29,10 @@ struct op_info {
 #define OP(o, n)                                                                                   \
 	{                                                                                          \
 		MCPT__OP__OP_##o, n, K_PLAIN, 0, -1                                                \
+	}
+#define OP_TARGET(o, n)                                                                            \
+	{                                                                                          \
+		MCPT__OP__OP_##o, n, K_TARGET, 0, -1                                               \
 	}
 
 /* One line per operation of enum mw_op (events.h) / enum Op (trace.proto), in that order.
@@ -94,19 +99,19 @@ static const struct op_info op_table[] = {
 	OP(PTRACE, "ptrace"),
 	OP(PROCESS_VM_READV, "process_vm_readv"),
 	OP(PROCESS_VM_WRITEV, "process_vm_writev"),
-	OP(KILL, "kill"),
-	OP(TKILL, "tkill"),
-	OP(TGKILL, "tgkill"),
+	OP_TARGET(KILL, "kill"),
+	OP_TARGET(TKILL, "tkill"),
+	OP_TARGET(TGKILL, "tgkill"),
 	OP(MOUNT, "mount"),
 	OP(UMOUNT2, "umount2"),
 	OP(INIT_MODULE, "init_module"),
 	OP(FINIT_MODULE, "finit_module"),
 	OP(BPF, "bpf"),
 	OP(MEMFD_CREATE, "memfd_create"),
-	OP(PIDFD_GETFD, "pidfd_getfd"),
-	OP(PIDFD_SEND_SIGNAL, "pidfd_send_signal"),
-	OP(RT_SIGQUEUEINFO, "rt_sigqueueinfo"),
-	OP(RT_TGSIGQUEUEINFO, "rt_tgsigqueueinfo"),
+	OP_TARGET(PIDFD_GETFD, "pidfd_getfd"),
+	OP_TARGET(PIDFD_SEND_SIGNAL, "pidfd_send_signal"),
+	OP_TARGET(RT_SIGQUEUEINFO, "rt_sigqueueinfo"),
+	OP_TARGET(RT_TGSIGQUEUEINFO, "rt_tgsigqueueinfo"),
 	OP(OPEN_TREE, "open_tree"),
 	OP(MOVE_MOUNT, "move_mount"),
 	OP(FSOPEN, "fsopen"),
@@ -515,6 +520,11 @@ static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 		v->child_tid = (uint32_t)arg_at(e, 1);
 		v->child_pstart = (uint64_t)arg_at(e, 2);
 		v->thread = v->flags & MW_F_THREAD;
+		if (v->flags & MW_F_NEWNS) /* a {detail} naming the namespaces */
+			event_detail_set(v);
+		break;
+	case K_TARGET:
+		event_detail_set(v);
 		break;
 	case K_EXEC:
 		v->argv = bytes_of(&e->data);
@@ -569,7 +579,6 @@ void event_decode(struct ev_view *v, const Mcpt__Event *e)
 	v->ino = e->ino;
 	decode_result(v);
 	decode_op_specific(v, oi);
-	event_detail_set(v);
 }
 
 bool event_differs(const struct ev_view *v)

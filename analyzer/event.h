@@ -163,8 +163,9 @@ bool event_differs(const struct ev_view *v);
 /* Fills v from e (e must outlive v). Never fails. */
 void event_decode(struct ev_view *v, const Mcpt__Event *e);
 
-/* Sets describe() for records whose subject is another process or new namespaces (signals,
- * pidfd calls, a fork into new namespaces): event_detail.c. Called by event_decode. */
+/* Sets describe() for a record whose subject is another process or new namespaces (signals,
+ * pidfd calls, a fork into new namespaces): event_detail.c. Called by event_decode for the
+ * operations its table marks so. */
 void event_detail_set(struct ev_view *v);
 
 /* Operation table lookups. event_op_by_name returns -1 for an unknown name. */

@@ -97,22 +97,6 @@ static const char *describe_target(void *ctx)
 
 void event_detail_set(struct ev_view *v)
 {
-	switch (v->op) {
-	case MCPT__OP__OP_FORK:
-		if (!(v->flags & MW_F_NEWNS))
-			return;
-		break;
-	case MCPT__OP__OP_KILL:
-	case MCPT__OP__OP_TKILL:
-	case MCPT__OP__OP_TGKILL:
-	case MCPT__OP__OP_RT_SIGQUEUEINFO:
-	case MCPT__OP__OP_RT_TGSIGQUEUEINFO:
-	case MCPT__OP__OP_PIDFD_SEND_SIGNAL:
-	case MCPT__OP__OP_PIDFD_GETFD:
-		break;
-	default:
-		return;
-	}
 	v->describe = describe_target;
 	v->describe_ctx = v;
 }

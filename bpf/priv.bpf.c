@@ -61,16 +61,15 @@ static __always_inline bool mw_group_exited(struct task_struct *t)
 	return BPF_CORE_READ(t, signal, live.counter) == 0;
 }
 
-/* Where a task found by id points, as seen from the caller. */
-static __always_inline enum mw_target mw_task_target(struct task_struct *t)
+/* Where task t, of process tgid, stands as seen from the caller: the one classification of
+ * signal and pidfd targets. */
+static __always_inline enum mw_target mw_task_target(struct task_struct *t, __u32 tgid)
 {
-	struct task_struct *me = bpf_get_current_task_btf();
-
-	if (t->tgid == me->tgid)
+	if (tgid == (__u32)(bpf_get_current_pid_tgid() >> 32))
 		return MW_TARGET_SELF;
 	if (mw_group_exited(t))
 		return MW_TARGET_NONE;
-	return mw_tgid_tracked(t->tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
+	return mw_tgid_tracked(tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
 }
 
 /* The target of a signal aimed at id as the caller names it (its pid namespace): a pid or tid
@@ -96,7 +95,7 @@ static __always_inline enum mw_target mw_signal_target(int id)
 									  : MW_TARGET_FOREIGN;
 	if (!t)
 		return MW_TARGET_NONE;
-	where = mw_task_target(t);
+	where = mw_task_target(t, t->tgid);
 	bpf_task_release(t);
 	return where;
 }
@@ -210,7 +209,6 @@ static __always_inline struct task_struct *mw_pidfd_task(int fd)
 /* The target of a pidfd call: its tgid in arg[3], and where it is. */
 static __always_inline enum mw_target mw_pidfd_target(struct mw_sys *s, int fd)
 {
-	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_struct *t = mw_pidfd_task(fd);
 	__u32 tgid;
 
@@ -218,11 +216,7 @@ static __always_inline enum mw_target mw_pidfd_target(struct mw_sys *s, int fd)
 		return MW_TARGET_NONE;
 	tgid = BPF_CORE_READ(t, tgid);
 	s->r.e->arg[3] = tgid;
-	if (tgid == me->tgid)
-		return MW_TARGET_SELF;
-	if (mw_group_exited(t))
-		return MW_TARGET_NONE;
-	return mw_tgid_tracked(tgid) ? MW_TARGET_TREE : MW_TARGET_FOREIGN;
+	return mw_task_target(t, tgid);
 }
 
 /* pidfd_send_signal(pidfd, sig, info, flags) */

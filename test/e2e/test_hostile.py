@@ -28,10 +28,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
-from mwevents import F_TAMPERED, F_UNFINISHED  # noqa: E402
+from mwevents import F_TAMPERED, F_UNCHECKED, F_UNFINISHED  # noqa: E402
 
 RSS_CEILING_KB = 96 * 1024  # the ring buffer is mapped, not counted; the rest is small
-F_UNCHECKED = 1 << 24  # bpf/events.h MW_F_UNCHECKED
 
 
 def vm_hwm_kb(pid):

@@ -156,6 +156,15 @@ START_TEST(dns_hostile)
 }
 END_TEST
 
+/* x's record as operation op with flags, decoded again. */
+static const struct evx *as_op(struct evx *x, int op, uint32_t flags)
+{
+	x->e.op = (Mcpt__Op)op;
+	x->e.flags = flags;
+	event_decode(&x->v, &x->e);
+	return x;
+}
+
 START_TEST(eval_differs_and_flags)
 {
 	static const uint8_t v4[16] = {2, 0, 0x01, 0xbb, 10, 0, 0, 1};
@@ -199,15 +208,9 @@ START_TEST(eval_differs_and_flags)
 
 	/* foreign: the kernel's FOREIGN flag; new_namespaces: NEWNS, on fork records only */
 	p = compile_cond("", "{op: kill, foreign: true}");
-	memset(&x.e, 0, sizeof(x.e));
 	x.e = (Mcpt__Event)MCPT__EVENT__INIT;
-	x.e.op = MCPT__OP__OP_KILL;
-	x.e.flags = MW_F_FOREIGN;
-	event_decode(&x.v, &x.e);
-	ck_assert(holds(p, &x));
-	x.e.flags = 0;
-	event_decode(&x.v, &x.e);
-	ck_assert(!holds(p, &x));
+	ck_assert(holds(p, as_op(&x, MCPT__OP__OP_KILL, MW_F_FOREIGN)));
+	ck_assert(!holds(p, as_op(&x, MCPT__OP__OP_KILL, 0)));
 	policy__free(p);
 	/* socket_path: the unix socket the kernel connected (the listener's bound name), else the
 	 * name given; abstract names as "@name"; nothing for other families */
@@ -233,26 +236,14 @@ START_TEST(eval_differs_and_flags)
 
 	/* truncated: a slot cut, argv entries dropped, or a sendmmsg beyond its records */
 	p = compile_cond("", "{truncated: true}");
-	x.e.op = MCPT__OP__OP_SENDMMSG;
-	x.e.flags = MW_F_MORE;
-	event_decode(&x.v, &x.e);
-	ck_assert(holds(p, &x));
-	x.e.flags = 0;
-	event_decode(&x.v, &x.e);
-	ck_assert(!holds(p, &x));
+	ck_assert(holds(p, as_op(&x, MCPT__OP__OP_SENDMMSG, MW_F_MORE)));
+	ck_assert(!holds(p, as_op(&x, MCPT__OP__OP_SENDMMSG, 0)));
 	policy__free(p);
 	p = compile_cond("", "{new_namespaces: true}");
-	x.e.op = MCPT__OP__OP_FORK;
-	x.e.flags = MW_F_NEWNS;
-	event_decode(&x.v, &x.e);
-	ck_assert(holds(p, &x));
-	x.e.flags = MW_F_THREAD;
-	event_decode(&x.v, &x.e);
-	ck_assert(!holds(p, &x));
-	x.e.op = MCPT__OP__OP_KILL; /* NEWNS counts on a fork record only */
-	x.e.flags = MW_F_NEWNS;
-	event_decode(&x.v, &x.e);
-	ck_assert(!holds(p, &x));
+	ck_assert(holds(p, as_op(&x, MCPT__OP__OP_FORK, MW_F_NEWNS)));
+	ck_assert(!holds(p, as_op(&x, MCPT__OP__OP_FORK, MW_F_THREAD)));
+	/* NEWNS counts on a fork record only */
+	ck_assert(!holds(p, as_op(&x, MCPT__OP__OP_KILL, MW_F_NEWNS)));
 	policy__free(p);
 
 	p = compile_cond("", "{dev: \"259:3\", ino: 4242}");
