@@ -17,31 +17,6 @@
 
 /* ---- opens ---------------------------------------------------------------------------------- */
 
-/* Every call of this file with a path argument is stashed at entry with the first bytes of its
- * path (see mw_arg_check) and the integer arguments its exit record carries: the argument may
- * be rewritten by another thread while the call runs, and an open may block (a FIFO). The exit
- * checks the argument against the stash and ends it (mw_sys_path1, mw_sys_path1_checked,
- * mw_sys_path2, mw_symlink). */
-static __always_inline int mw_path_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
-					 int a3, int path_i)
-{
-	if (!mw_is_tracked())
-		return 0;
-	mw_inflight_path(op, regs, a0, a1, a2, a3, (const char *)mw_arg(regs, path_i));
-	return 0;
-}
-
-/* A call with two paths: path_i the one its record keeps in PATH, path2_i the one in PATH2. */
-static __always_inline int mw_path2_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
-					  int path_i, int path2_i)
-{
-	if (!mw_is_tracked())
-		return 0;
-	mw_inflight_path2(op, regs, a0, a1, a2, 0, (const char *)mw_arg(regs, path_i),
-			  (const char *)mw_arg(regs, path2_i));
-	return 0;
-}
-
 MW_SYS_ENTER(openat)
 {
 	return mw_path_enter(mw_ctx_regs, MW_OP_OPENAT, MW_INT(0), MW_UINT(2), MW_UINT(3), 0, 1);

@@ -205,7 +205,7 @@ MW_SYS_EXIT(execveat)
  * read as .../d/d). The directory entered is taken from the task instead: ABS (for a relative
  * argument) and OPENED with dev/ino are the new cwd, or the new root walked up to the top of
  * the mount tree (it is no longer below the task's root). A failed call changed nothing and
- * resolves as usual. */
+ * resolves as usual. The argument is stashed at entry and checked, as a file call's is. */
 static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool root)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -213,10 +213,11 @@ static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool ro
 	__u32 off = s->r.off;
 
 	if (ret != 0)
-		return mw_sys_path1(s, ret, -1, 0, false);
+		return mw_sys_path1_checked(s, -1, 0);
 	dir = root ? __builtin_preserve_access_index(&task->fs->root) :
 		     __builtin_preserve_access_index(&task->fs->pwd);
 	mw_slot_str(&s->r, MW_S_PATH, mw_uptr(s, 0), MW_PATH_MAX, true);
+	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	if (s->r.e->slen[MW_S_PATH] && s->r.s->event[off & (MW_EVENT_MAX - 1)] != '/')
 		mw_slot_path_to(&s->r, MW_S_ABS, dir, root);
 	mw_slot_path_to(&s->r, MW_S_OPENED, dir, root);
@@ -224,6 +225,11 @@ static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool ro
 	s->r.e->arg[MW_A_INO] = BPF_CORE_READ(dir, dentry, d_inode, i_ino);
 	mw_rec_emit(&s->r);
 	return 0;
+}
+
+MW_SYS_ENTER(chdir)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_CHDIR, 0, 0, 0, 0, 0);
 }
 
 MW_SYS_EXIT(chdir)
@@ -242,6 +248,11 @@ MW_SYS_EXIT(fchdir)
 	if (!mw_sys_begin(&s, MW_OP_FCHDIR, ret, MW_INT(0), 0, 0, 0))
 		return 0;
 	return mw_sys_fd(&s, 0);
+}
+
+MW_SYS_ENTER(chroot)
+{
+	return mw_path_enter(mw_ctx_regs, MW_OP_CHROOT, 0, 0, 0, 0, 0);
 }
 
 MW_SYS_EXIT(chroot)

@@ -188,7 +188,7 @@ static __always_inline int mw_sys_path1_of(struct mw_sys *s, long ret, int dfd_i
 }
 
 /* An open (stashed at entry, the new fd's file on success), or a call whose entry is not
- * stashed (opens false: chdir, chroot, umount2). */
+ * stashed (opens false: a failed execve, whose stash ends apart). */
 static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, int path_i,
 					bool opens)
 {
@@ -196,7 +196,7 @@ static __always_inline int mw_sys_path1(struct mw_sys *s, long ret, int dfd_i, i
 }
 
 /* A call that opens nothing, stashed at entry with its path's head (create, remove, change
- * attributes: the file calls of file.bpf.c). */
+ * attributes: the file calls of file.bpf.c; chdir, chroot; umount2 and the mount API). */
 static __always_inline int mw_sys_path1_checked(struct mw_sys *s, int dfd_i, int path_i)
 {
 	return mw_sys_path1_of(s, 0, dfd_i, path_i, true, false);
@@ -508,6 +508,30 @@ static __always_inline void mw_inflight_path2(__u16 op, struct pt_regs *regs, in
 		return;
 	mw_inflight_whole_str(f, MW_WHOLE_PATH2, upath2);
 	mw_inflight_commit(f, op);
+}
+
+/* The entry program of a call with a path argument (path_i; it may be NULL: the head is then
+ * empty, as the record's slot will be) and up to four integer arguments its exit record
+ * carries: the stash its exit checks the path against and ends (mw_sys_path1,
+ * mw_sys_path1_checked, mw_sys_path2, or an mw_inflight_check of its own). */
+static __always_inline int mw_path_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					 int a3, int path_i)
+{
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_path(op, regs, a0, a1, a2, a3, (const char *)mw_arg(regs, path_i));
+	return 0;
+}
+
+/* A call with two paths: path_i the one its record keeps in PATH, path2_i the one in PATH2. */
+static __always_inline int mw_path2_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					  int path_i, int path2_i)
+{
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_path2(op, regs, a0, a1, a2, 0, (const char *)mw_arg(regs, path_i),
+			  (const char *)mw_arg(regs, path2_i));
+	return 0;
 }
 
 static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, int a0, int a1,

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwevents  # noqa: E402
-from mwevents import F_FOREIGN, F_NEWNS, F_UNRES, S_OPENED  # noqa: E402
+from mwevents import F_FOREIGN, F_NEWNS, F_TAMPERED, F_UNRES, S_OPENED  # noqa: E402
 import mwtest  # noqa: E402
 
 MS_NOSUID, MS_REC, MS_PRIVATE, MNT_DETACH = 0x2, 0x4000, 0x40000, 0x2
@@ -121,6 +121,13 @@ class PrivEvents(mwevents.EventsTestCase):
                           path="no-such-root", path2="no-such-root/old")
         for k in ("open_tree", "move_mount", "fsopen", "fsmount", "fspick", "mount_setattr"):
             self.assertGreaterEqual(s[k], 0, k)
+        # each path is checked against the entry's copy (test_hostile rewrites them): none
+        # was rewritten, none is TAMPERED (a string constant on a page the new child has not
+        # touched yet cannot be read at entry: UNCHECKED, not compared)
+        for op in ("open_tree", "move_mount", "open_tree_attr", "fsconfig", "fspick",
+                   "mount_setattr", "pivot_root"):
+            for e in self.rec.of(c, op):
+                self.assertEqual(e["flags"] & F_TAMPERED, 0, e)
         self.assertFalse(os.path.ismount(mnt))  # it was only ever in the child's namespace
 
     def test_tiocsti(self):
@@ -187,7 +194,7 @@ class PrivEvents(mwevents.EventsTestCase):
                           errno="EPERM", path="mwtrig-tmpfs", path2="mnt",
                           abs_path2=self.rec.path("mnt"), data="tmpfs", flags=0)
         self.assertRecord(self.rec.one(s["pid"], "umount2"), "umount2", -1, args=[MNT_DETACH],
-                          errno="EPERM", path="mnt", abs_path=self.rec.path("mnt"))
+                          errno="EPERM", path="mnt", abs_path=self.rec.path("mnt"), flags=0)
 
     def test_module_loads_without_module_support(self):
         s = self.rec.step("init_module")
@@ -251,14 +258,15 @@ class PrivRootEvents(mwevents.EventsTestCase):
         self.assertRecord(evs[1], "mount", 0, args=[MS_NOSUID], path="mwtrig-tmpfs", path2="mnt",
                           abs_path2=self.rec.path("mnt"), data="tmpfs", flags=0)
         self.assertRecord(self.rec.one(s["pid"], "umount2"), "umount2", 0, args=[MNT_DETACH],
-                          path="mnt", abs_path=self.rec.path("mnt"))
+                          path="mnt", abs_path=self.rec.path("mnt"), flags=0)
         self.assertFalse(os.path.ismount(self.rec.path("mnt")))  # never in our namespace
 
     def test_chroot(self):
         s = self.rec.step("chroot")
         ev = self.rec.one(s["pid"], "chroot")
         # the new root is no longer below the task's root: its path from the top of the tree
-        self.assertRecord(ev, "chroot", 0, path="chroot.d", abs_path=self.rec.path("chroot.d"))
+        self.assertRecord(ev, "chroot", 0, path="chroot.d", abs_path=self.rec.path("chroot.d"),
+                          flags=0)
         self.assertOpened(ev, self.rec.path("chroot.d"))
 
     def test_setns(self):

@@ -130,7 +130,7 @@ class ProcEvents(mwevents.EventsTestCase):
         ev = self.rec.one(s["pid"], "chdir")
         # resolved at exit, after the cwd moved: still the directory entered, not chdir.d/chdir.d
         self.assertRecord(ev, "chdir", 0, args=[], path="chdir.d",
-                          abs_path=self.rec.path("chdir.d"))
+                          abs_path=self.rec.path("chdir.d"), flags=0)
         self.assertOpened(ev, self.rec.path("chdir.d"))
         s = self.rec.step("fchdir")
         ev = self.rec.one(s["pid"], "fchdir")
@@ -138,7 +138,7 @@ class ProcEvents(mwevents.EventsTestCase):
         self.assertOpened(ev, self.rec.path("fchdir.d"))
         s = self.rec.step("chroot")
         self.assertRecord(self.rec.one(s["pid"], "chroot"), "chroot", -1, errno="EPERM",
-                          path="chroot.d", abs_path=self.rec.path("chroot.d"))
+                          path="chroot.d", abs_path=self.rec.path("chroot.d"), flags=0)
 
     def test_setuid_setgid_families(self):
         s = self.rec.step("ids")
