@@ -119,12 +119,12 @@ static json_t *item_json(const struct litem *it, const struct diff_input *in, bo
 	json_t *o;
 
 	diff_item_text(&sb, it);
-	o = json_pack("{s:s,s:s,s:s%,s:s,s:s,s:{s:s,s:I,s:o,s:o,s:s},s:o}", "category",
+	o = json_pack("{s:s,s:s,s:s%,s:s,s:s,s:{s:s,s:I,s:o,s:o,s:s},s:o,s:b}", "category",
 		      diff_category(it->kind), "kind", lk_kind_name(it->kind), "text", sb.buf,
 		      sb.len, "f1", it->f1, "f2", it->f2, "first", "trace", t->id, "call",
 		      (json_int_t)it->call, "request_id", str_or_null(it->call_id), "record",
 		      json_u64(it->record), "example", it->example ?: "", "count",
-		      json_u64(it->count));
+		      json_u64(it->count), "unproven", it->unproven);
 	strbuf_fini(&sb);
 	return o;
 }

@@ -230,6 +230,14 @@ struct litem *lmodel__add(struct lmodel *m, size_t scope, enum lk_kind kind, con
 	return it;
 }
 
+void lmodel__seen(const struct lmodel *m, struct litem *it, uint64_t record)
+{
+	if (it->seen_trace == m->traces)
+		return; /* records come in stream order: the first sighting is the earliest */
+	it->seen_trace = m->traces;
+	it->seen_first = record;
+}
+
 /* --- sorting ------------------------------------------------------------------------------ */
 
 static int cmp_name(const char *a, const char *b)

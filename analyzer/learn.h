@@ -80,6 +80,11 @@ struct litem {
 	char *call_id;	/* the request id, or NULL */
 	uint64_t record;
 	uint64_t count;
+	/* seen only in records no verified seal covers (--allow-incomplete): in every trace it
+	 * was seen in, after that trace's last verified seal (lmodel__trace_end) */
+	bool unproven;
+	uint32_t seen_trace; /* the last trace it was seen in (1-based), */
+	uint64_t seen_first; /* and the record of its first sighting there */
 };
 
 /* What learn needs of the base policy. */
@@ -138,6 +143,9 @@ const struct litem *lmodel__find(const struct lmodel *m, size_t scope, enum lk_k
  * strings are copied. */
 struct litem *lmodel__add(struct lmodel *m, size_t scope, enum lk_kind kind, const char *f1,
 			  const char *f2, bool *added);
+/* Notes that the trace being read (m->traces) shows item it in record: what decides, at the
+ * trace's end, whether a verified seal covers it. */
+void lmodel__seen(const struct lmodel *m, struct litem *it, uint64_t record);
 
 const char *lk_kind_name(enum lk_kind k);
 const char *ls_kind_name(enum ls_kind k);

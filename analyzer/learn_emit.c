@@ -28,6 +28,9 @@ void learn_prov(struct strbuf *sb, const struct litem *it, bool trace)
 		strbuf_printf(sb, " (id %s)", it->call_id);
 	strbuf_printf(sb, "%srecord %llu", trace || it->call ? ", " : "",
 		      (unsigned long long)it->record);
+	/* before the example, which a comment may cut */
+	if (it->unproven)
+		strbuf_puts(sb, " [unproven: after the last verified seal]");
 	if (it->example && *it->example)
 		strbuf_printf(sb, ": %s", it->example);
 	if (it->names)

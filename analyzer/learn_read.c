@@ -307,6 +307,7 @@ static int sighting(struct lmodel *m, struct obs_trace *t, const struct obs_even
 
 	if (!it)
 		return -ENOMEM;
+	lmodel__seen(m, it, e->index);
 	if (!added) {
 		if (*names && !it->names) {
 			it->names = *names;
@@ -453,6 +454,7 @@ static int add_edge(struct lmodel *m, long graph, const char *from, const struct
 	it = lmodel__add(m, (size_t)graph, LK_EDGE, from, to, &added);
 	if (!it)
 		return -ENOMEM;
+	lmodel__seen(m, it, c->begin_record);
 	if (!added)
 		return 0;
 	if (prev)
@@ -466,6 +468,28 @@ static int add_edge(struct lmodel *m, long graph, const char *from, const struct
 	it->example = strbuf_detach(&ex);
 	it->call_id = c->id ? strdup(c->id) : NULL;
 	return it->example && (!c->id || it->call_id) ? 0 : -ENOMEM;
+}
+
+/* Whether a verified seal covers the sightings of trace t (m->traces): the whole trace when it
+ * verified complete, else the records up to its last verified seal. An item seen there is
+ * proven; one first seen in t only after it is unproven; one known from an earlier trace keeps
+ * what that trace made it, unless t proves it. */
+static void mark_unproven(struct lmodel *m, const struct obs_trace *t)
+{
+	const struct mcpt_report *rep = replay__report(t->rp);
+	bool complete = rep->verdict == MCPT_VALID_COMPLETE;
+	uint64_t through = rep->verified_through_record;
+
+	for (size_t i = 0; i < m->n_items; i++) {
+		struct litem *it = &m->items[i];
+
+		if (it->seen_trace != m->traces)
+			continue;
+		if (complete || (through && it->seen_first <= through))
+			it->unproven = false;
+		else if (it->trace == m->traces)
+			it->unproven = true;
+	}
 }
 
 int lmodel__trace_end(struct lmodel *m, struct obs_trace *t)
@@ -488,5 +512,7 @@ int lmodel__trace_end(struct lmodel *m, struct obs_trace *t)
 			       c->tool ?: "tools/call");
 		prev = c;
 	}
+	if (!err)
+		mark_unproven(m, t);
 	return err;
 }

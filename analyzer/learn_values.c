@@ -62,7 +62,9 @@ void learn_emit_head(struct emit *e)
 	strbuf_printf(&sb, " -p %s\n", e->o->self ? base_name(e->o->self) : "BASELINE");
 	strbuf_puts(&sb,
 		    "Each entry names where it was first seen: tN (trace), call (and request id),"
-		    " record\n(mcpwitness dump shows it), the value seen, and how often.\n");
+		    " record\n(mcpwitness dump shows it), the value seen, and how often; "
+		    "[unproven] when no verified seal\ncovers a record it was seen in "
+		    "(--allow-incomplete).\n");
 	for (size_t i = 0; b && i < b->n_files; i++) {
 		strbuf_printf(&sb, "base policy %s, blake2b-256 ", base_name(b->files[i].path));
 		strbuf_hex(&sb, b->files[i].digest, sizeof(b->files[i].digest));

@@ -6,8 +6,9 @@
  *               the file left as it was, no temporary file left behind; a regular file is
  *               replaced;
  *   incomplete: learn and diff --allow-incomplete use the records after the last verified seal
- *               (or of a trace with no seal at all), name the trace and its verdict, and warn
- *               that they are unproven; without the option such a trace is exit 3;
+ *               (or of a trace with no seal at all), name the trace and its verdict, warn
+ *               that they are unproven, and mark each item seen only there (learn's comments,
+ *               diff's text and JSON); without the option such a trace is exit 3;
  *   stdin:      "-" twice is a usage error; "-" with standard input closed is "Bad file
  *               descriptor" for analyze, calls, learn and diff;
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
@@ -251,6 +252,8 @@ END_TEST
 
 /* --- incomplete traces -------------------------------------------------------------------- */
 
+#define UNPROVEN "[unproven: after the last verified seal]"
+
 START_TEST(incomplete_used_unproven)
 {
 	char base[128];
@@ -273,6 +276,9 @@ START_TEST(incomplete_used_unproven)
 						    ", UNVERIFIED, 0 calls, "),
 			      "%s", r.out);
 		ck_assert_msg(strstr(r.out, "/usr/bin/curl"), "%s", r.out);
+		ck_assert_msg(strstr(r.out, "+ processes exec /usr/bin/curl: curl *  (record ") &&
+				      strstr(r.out, " " UNPROVEN ": \"curl\""),
+			      "%s", r.out);
 		ck_assert_int_eq(cli_lines(r.err), 1);
 		ck_assert_msg(strstr(r.err, "used unproven (--allow-incomplete)"), "%s", r.err);
 		cli_result_free(&r);
@@ -280,6 +286,7 @@ START_TEST(incomplete_used_unproven)
 		       base, "--", S.path, NULL);
 		ck_assert_msg(strstr(r.out, "\"trace\": {\n    \"trace_id\": \"" TRACE_ID "\""),
 			      "%s", r.out);
+		ck_assert_msg(strstr(r.out, "\"unproven\": true"), "%s", r.out);
 		cli_result_free(&r);
 		expect(mw(&plain, "policy", "learn", S.path, "-o", at("bl.yaml"), "-k", S.pub, "-p",
 			  POLICY, NULL),
@@ -292,6 +299,14 @@ START_TEST(incomplete_used_unproven)
 		ck_assert_ptr_nonnull(strstr(bl, seals ? "# t1: trace " TRACE_ID ", VALID_PREFIX"
 						       : "# t1: trace " TRACE_ID ", UNVERIFIED"));
 		ck_assert_ptr_nonnull(strstr(bl, "/usr/bin/curl"));
+		/* each item says whether a verified seal covers where it was seen: the server's
+		 * start only when sealed, curl never */
+		ck_assert_ptr_nonnull(strstr(bl, seals ? "- /usr/bin/curl  # t1, record 5 " UNPROVEN
+						       : "- /usr/bin/curl  # t1, record 4 " UNPROVEN));
+		ck_assert_ptr_nonnull(strstr(bl, seals ? "- /etc/hosts  # t1, record 2: "
+						       : "- /etc/hosts  # t1, record 2 " UNPROVEN));
+		ck_assert_ptr_nonnull(strstr(bl, seals ? "- /usr/bin/node  # t1, record 2: "
+						       : "- /usr/bin/node  # t1, record 2 " UNPROVEN));
 		free(bl);
 	}
 }
