@@ -121,7 +121,7 @@ class PrivEvents(mwevents.EventsTestCase):
                           path="no-such-root", path2="no-such-root/old")
         for k in ("open_tree", "move_mount", "fsopen", "fsmount", "fspick", "mount_setattr"):
             self.assertGreaterEqual(s[k], 0, k)
-        # each path is checked against the entry's copy (test_hostile rewrites them): none
+        # each path is checked against the entry's copy (test_rewrites rewrites them): none
         # was rewritten, none is TAMPERED (a string constant on a page the new child has not
         # touched yet cannot be read at entry: UNCHECKED, not compared)
         for op in ("open_tree", "move_mount", "open_tree_attr", "fsconfig", "fspick",
