@@ -17,7 +17,9 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               and the collector's membership test), on an openat+close loop and a getppid
               loop, rotated per repetition: the out-of-tree overhead's floor.
   progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
-              and untracked tasks (enabled for this section only: stats cost time themselves).
+              and untracked tasks (enabled for this section only: stats cost time themselves),
+              on the openat, stdio and connect loops and on two loops of its own
+              (wl_pathcall.c: chmod, sendto) whose calls have the tamper check's entry stash.
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
               refused bpf() calls with integers only: the cheapest recorded syscall). The
@@ -54,9 +56,12 @@ EVGEN_CLASS = {"open": "file", "bpf": "privilege"}  # evgen KIND -> tracestat re
 NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
-ITERS = {"openat": 200000, "forkexec": 1500, "connect": 20000, "stdio": 200000, "mcp": 2000}
-# Syscalls per iteration of the progstats loops (openat + close; write; socket + connect + close).
-PROGSTATS_CALLS = {"openat": 2, "stdio": 1, "connect": 3}
+ITERS = {"openat": 200000, "forkexec": 1500, "connect": 20000, "stdio": 200000, "mcp": 2000,
+         "chmod": 200000, "sendto": 200000}
+# Syscalls per iteration of the progstats loops (openat + close; write; socket + connect + close;
+# chmod; sendto). chmod and sendto (wl_pathcall.c) are there for the cost of the tamper check's
+# entry stash on calls other than the opens; no other section runs them.
+PROGSTATS_CALLS = {"openat": 2, "stdio": 1, "connect": 3, "chmod": 1, "sendto": 1}
 # strace is 10-100x slower: fewer iterations keep a repetition under ~10 s (per-iteration
 # figures are compared, so the counts need not match).
 STRACE_DIV = {"openat": 20, "forkexec": 2, "connect": 10, "stdio": 20, "mcp": 4}
@@ -108,8 +113,8 @@ class Bench:
         os.chmod(self.work, 0o755)
         self.bin = self.j("bin")
         os.mkdir(self.bin)
-        for name in ("wl_openat", "wl_forkexec", "wl_connect", "wl_stdio", "wl_mcp", "evgen",
-                     "bench_listener", "gentrace", "tracestat"):
+        for name in ("wl_openat", "wl_forkexec", "wl_connect", "wl_stdio", "wl_mcp",
+                     "wl_pathcall", "evgen", "bench_listener", "gentrace", "tracestat"):
             shutil.copy(os.path.join(self.build, "test", "bench", name), self.bin)
         shutil.copy(os.path.join(SRC, "test", "bench", "mcp_server.py"), self.bin)
         os.chmod(self.bin, 0o755)
@@ -119,6 +124,9 @@ class Bench:
         for i in range(8):
             with open(os.path.join(self.data, "file%d.txt" % i), "w") as f:
                 f.write("x" * 4096)
+        with open(os.path.join(self.data, "chmod.txt"), "w"):
+            pass  # the chmod loop's file: the workloads' user owns it
+        shutil.chown(os.path.join(self.data, "chmod.txt"), "nobody", "nogroup")
         r = subprocess.run([self.analyzer, "keygen", "-o", self.j("keys")], capture_output=True,
                            text=True)
         if r.returncode:
@@ -157,6 +165,10 @@ class Bench:
             return [b + "/wl_connect", str(iters), self.port]
         if wl == "stdio":
             return [b + "/wl_stdio", str(iters), "128"]
+        if wl == "chmod":
+            return [b + "/wl_pathcall", str(iters), "chmod", self.data + "/chmod.txt"]
+        if wl == "sendto":
+            return [b + "/wl_pathcall", str(iters), "sendto"]
         raise ValueError(wl)
 
     def trace_path(self, tag):
@@ -408,7 +420,7 @@ class Bench:
         set_bpf_stats(1)
         try:
             rows = {}
-            for wl in ("openat", "stdio", "connect"):
+            for wl in PROGSTATS_CALLS:
                 rows[wl] = self.progstats_one(wl)
         finally:
             set_bpf_stats(0)
