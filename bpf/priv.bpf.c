@@ -51,6 +51,7 @@ enum mw_target {
 	MW_TARGET_FOREIGN, /* an untracked process, a process group or every process */
 	MW_TARGET_NONE,	   /* no such task (any more), or a process whose every thread has
 			    * exited (a zombie): a signal does nothing; recorded without FOREIGN */
+	MW_TARGET_UNKNOWN, /* not judged at entry (mw_signal_judged) */
 };
 
 /* Whether every thread of t's process has exited (t may be a zombie waiting for its parent):
@@ -100,6 +101,49 @@ static __always_inline enum mw_target mw_signal_target(int id)
 	return where;
 }
 
+/* A signal's target is judged at entry, before the signal is sent: by the call's exit a target
+ * it killed may have exited, even been reaped (on another CPU; on this one under full
+ * preemption, the woken target running before the caller returns), and would read as no
+ * process at all rather than a foreign one. The stash keeps the judgement in head[0] (head_len
+ * 0: no argument is checked) and the call's integer arguments (a pidfd's target tgid in
+ * arg[3]), as the exit record has them, for a call pending when recording stops. */
+static __always_inline int mw_signal_enter(struct pt_regs *regs, __u16 op, int a0, int a1, int a2,
+					   enum mw_target where, __u32 tgid)
+{
+	struct mw_inflight *f = mw_inflight_start();
+
+	if (!f)
+		return 0;
+	mw_inflight_args(f, regs, a0, a1, a2, 0);
+	f->arg[3] = tgid;
+	f->head[0] = (__u8)where;
+	mw_inflight_commit(f, op);
+	return 0;
+}
+
+/* At exit: the entry's judgement of the target, which ends the stash (and gives a pidfd's
+ * target tgid back to arg[3]); MW_TARGET_UNKNOWN when the call was not stashed (the map full,
+ * recording begun during the call): the exit then judges it itself. */
+static __always_inline enum mw_target mw_signal_judged(struct mw_sys *s)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+
+	if (!f || f->op != s->r.e->op)
+		return MW_TARGET_UNKNOWN;
+	f->op = MW_OP_UNSPEC;
+	s->r.e->arg[3] = f->arg[3];
+	return (enum mw_target)f->head[0];
+}
+
+/* The target of the current kill-family call, aimed at id: as judged at entry, else now. */
+static __always_inline enum mw_target mw_signal_where(struct mw_sys *s, int id)
+{
+	enum mw_target where = mw_signal_judged(s);
+
+	return where == MW_TARGET_UNKNOWN ? mw_signal_target(id) : where;
+}
+
 /* Emits a signal record aimed at target, unless it is the caller's own process. */
 static __always_inline int mw_signal_emit(struct mw_sys *s, enum mw_target where)
 {
@@ -110,61 +154,34 @@ static __always_inline int mw_signal_emit(struct mw_sys *s, enum mw_target where
 	return mw_sys_plain(s);
 }
 
-MW_SYS_EXIT(kill)
-{
-	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_KILL, ret, MW_INT(0), MW_INT(1), 0, 0);
+/* The kill family, aimed at argument 0: a pid or tid, or -pgid for kill; for tgkill(tgid, tid,
+ * sig) and rt_tgsigqueueinfo(tgid, tid, sig, info) the tgid decides, as the signal is delivered
+ * only if tid belongs to it; rt_sigqueueinfo(tgid, sig, info) is kill with a payload. a0..a2:
+ * the integer arguments recorded. */
+#define MW_SIGNAL_SYSCALL(name, op, a0, a1, a2)                                                    \
+	MW_SYS_ENTER(name)                                                                         \
+	{                                                                                          \
+		if (!mw_is_tracked())                                                              \
+			return 0;                                                                  \
+		return mw_signal_enter(mw_ctx_regs, op, a0, a1, a2,                                \
+				       mw_signal_target((int)mw_arg(mw_ctx_regs, 0)), 0);         \
+	}                                                                                          \
+                                                                                                   \
+	MW_SYS_EXIT(name)                                                                          \
+	{                                                                                          \
+		struct mw_sys s;                                                                   \
+		struct mw_event *e = mw_sys_begin(&s, op, ret, a0, a1, a2, 0);                     \
+                                                                                                   \
+		if (!e)                                                                            \
+			return 0;                                                                  \
+		return mw_signal_emit(&s, mw_signal_where(&s, (int)e->arg[0]));                   \
+	}
 
-	if (!e)
-		return 0;
-	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
-}
-
-MW_SYS_EXIT(tkill)
-{
-	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_TKILL, ret, MW_INT(0), MW_INT(1), 0, 0);
-
-	if (!e)
-		return 0;
-	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
-}
-
-/* tgkill(tgid, tid, sig) is delivered only if tid belongs to tgid: tgid decides. */
-MW_SYS_EXIT(tgkill)
-{
-	struct mw_sys s;
-	struct mw_event *e =
-		mw_sys_begin(&s, MW_OP_TGKILL, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0);
-
-	if (!e)
-		return 0;
-	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
-}
-
-/* rt_sigqueueinfo(tgid, sig, info): kill with a payload; a negative tgid is refused. */
-MW_SYS_EXIT(rt_sigqueueinfo)
-{
-	struct mw_sys s;
-	struct mw_event *e =
-		mw_sys_begin(&s, MW_OP_RT_SIGQUEUEINFO, ret, MW_INT(0), MW_INT(1), 0, 0);
-
-	if (!e)
-		return 0;
-	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
-}
-
-/* rt_tgsigqueueinfo(tgid, tid, sig, info): tgkill with a payload. */
-MW_SYS_EXIT(rt_tgsigqueueinfo)
-{
-	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_RT_TGSIGQUEUEINFO, ret, MW_INT(0), MW_INT(1),
-					  MW_INT(2), 0);
-
-	if (!e)
-		return 0;
-	return mw_signal_emit(&s, mw_signal_target((int)e->arg[0]));
-}
+MW_SIGNAL_SYSCALL(kill, MW_OP_KILL, MW_INT(0), MW_INT(1), 0)
+MW_SIGNAL_SYSCALL(tkill, MW_OP_TKILL, MW_INT(0), MW_INT(1), 0)
+MW_SIGNAL_SYSCALL(tgkill, MW_OP_TGKILL, MW_INT(0), MW_INT(1), MW_INT(2))
+MW_SIGNAL_SYSCALL(rt_sigqueueinfo, MW_OP_RT_SIGQUEUEINFO, MW_INT(0), MW_INT(1), 0)
+MW_SIGNAL_SYSCALL(rt_tgsigqueueinfo, MW_OP_RT_TGSIGQUEUEINFO, MW_INT(0), MW_INT(1), MW_INT(2))
 
 #define MW_PIDFS_MAGIC 0x50494446 /* PID_FS_MAGIC: pidfd_open's files since 6.9 */
 #define MW_PROC_MAGIC  0x9fa0	  /* PROC_SUPER_MAGIC: a /proc/<pid> directory works too */
@@ -220,14 +237,32 @@ static __always_inline enum mw_target mw_pidfd_target(struct mw_sys *s, int fd)
 }
 
 /* pidfd_send_signal(pidfd, sig, info, flags) */
+MW_SYS_ENTER(pidfd_send_signal)
+{
+	struct task_struct *t;
+	__u32 tgid = 0;
+
+	if (!mw_is_tracked())
+		return 0;
+	t = mw_pidfd_task((int)mw_arg(mw_ctx_regs, 0));
+	if (t)
+		tgid = BPF_CORE_READ(t, tgid);
+	return mw_signal_enter(mw_ctx_regs, MW_OP_PIDFD_SEND_SIGNAL, MW_INT(0), MW_INT(1),
+			       MW_UINT(3), t ? mw_task_target(t, tgid) : MW_TARGET_NONE, tgid);
+}
+
 MW_SYS_EXIT(pidfd_send_signal)
 {
 	struct mw_sys s;
+	enum mw_target where;
 
 	if (!mw_sys_begin(&s, MW_OP_PIDFD_SEND_SIGNAL, ret, MW_INT(0), MW_INT(1), MW_UINT(3),
 			  0))
 		return 0;
-	return mw_signal_emit(&s, mw_pidfd_target(&s, mw_iarg(&s, 0)));
+	where = mw_signal_judged(&s);
+	if (where == MW_TARGET_UNKNOWN)
+		where = mw_pidfd_target(&s, mw_iarg(&s, 0));
+	return mw_signal_emit(&s, where);
 }
 
 /* pidfd_getfd(pidfd, targetfd, flags): a copy of another process's file descriptor, with

@@ -1,9 +1,16 @@
 """collectorcase.py - what the e2e tests that run the collector on hostile workloads share
 (test_hostile.py, test_rewrites.py): a collector started on a command with its peak RSS
-sampled, its end checked (exit status, RSS under a generous ceiling), the events of its trace.
+sampled, its end checked (exit status, RSS under a generous ceiling), the events of its trace;
+and two helpers the traced scripts also get as source (BLOCKED_IN, UFFD_PAGE): whether a
+thread is blocked in a syscall, and a page whose first kernel access waits on a userfaultfd.
 """
+import ctypes
+import fcntl
+import inspect
+import mmap
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -47,14 +54,52 @@ class PeakRss:
             time.sleep(0.05)
 
 
+def blocked_in(tid, nr, timeout=60):
+    """Whether thread tid (of this process) is blocked in syscall nr within timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open("/proc/self/task/%d/syscall" % tid) as f:
+            if f.read().split()[0] == str(nr):
+                return True
+        time.sleep(0.01)
+    return False
+
+
+# the traced scripts below have it too
+BLOCKED_IN = "import time\n" + inspect.getsource(blocked_in)
+
+def uffd_page(libc, size=4096):
+    """A userfaultfd and an anonymous mapping of size bytes registered with it for missing
+    pages: an access to it, the kernel's too (as root), waits until the fault is resolved
+    (UFFDIO_COPY) or the userfaultfd is closed (the page is then zero-filled). libc is
+    ctypes.CDLL(None, use_errno=True). x86-64. Returns (uffd, address)."""
+    libc.syscall.restype = ctypes.c_long
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long)
+    uffd = libc.syscall(323, os.O_CLOEXEC)  # userfaultfd
+    if uffd < 0:
+        raise OSError(ctypes.get_errno(), "userfaultfd")
+    addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                     mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    fcntl.ioctl(uffd, 0xc018aa3f, bytearray(struct.pack("QQQ", 0xAA, 0, 0)))  # UFFDIO_API
+    fcntl.ioctl(uffd, 0xc020aa00, bytearray(  # UFFDIO_REGISTER, MODE_MISSING
+        struct.pack("QQQQ", addr, size, 1, 0)))
+    return uffd, addr
+
+
+UFFD_PAGE = "import ctypes, fcntl, mmap, os, struct\n" + inspect.getsource(uffd_page)
+
+
 class CollectorCase(mwtest.E2ETestCase):
     def setUp(self):
         super().setUp()
         self.keys = mwtest.Keys(self.work)
         self.trace = self.work.join("trace.mcpt")
 
-    def collector(self, command, extra=(), stdout=subprocess.DEVNULL):
-        p = subprocess.Popen(mwtest.collect_cmd(self.trace, self.keys, command, extra=extra),
+    def collector(self, command, extra=(), stdout=subprocess.DEVNULL, user="nobody"):
+        p = subprocess.Popen(mwtest.collect_cmd(self.trace, self.keys, command, user=user,
+                                                extra=extra),
                              stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE)
         self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
         self.addCleanup(lambda: [f.close() for f in (p.stdout, p.stderr) if f])

@@ -3,6 +3,7 @@ over-long lines, NUL bytes, floods and an unfinished line; a monitored process t
 hundreds of megabytes to stdout, forks thousands of children, or floods syscalls. Everything
 is recorded safely or counted as lost, and the collector's memory stays bounded: each test
 prints its peak RSS (VmHWM) and checks it against a generous ceiling."""
+import errno
 import json
 import os
 import subprocess
@@ -11,7 +12,40 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
-from collectorcase import CollectorCase  # noqa: E402
+from collectorcase import BLOCKED_IN, UFFD_PAGE, CollectorCase  # noqa: E402
+from mwevents import F_FOREIGN  # noqa: E402
+
+# argv[1]: the pid of a process outside the traced tree. Two threads send it SIGTERM, by
+# rt_sigqueueinfo and by pidfd_send_signal, with the siginfo on a userfaultfd page: each waits
+# in the kernel's copy of it, after the entry program judged the target and before the kernel
+# looks it up. Prints {"blocked": [...]}, waits until the process is gone (the test kills and
+# reaps it), resolves the fault with a SIGTERM siginfo (si_code SI_QUEUE) and prints each
+# call's result. Runs as root: the kernel's own faults on a userfaultfd page need privilege.
+SIGNAL_TARGET_GONE = BLOCKED_IN + UFFD_PAGE + r"""
+import json, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+victim = int(sys.argv[1])
+uffd, page = uffd_page(libc)
+pidfd = libc.syscall(434, victim, 0)  # pidfd_open
+out, threads = {}, []
+for name, nr, args in (("rt_sigqueueinfo", 129, (victim, 15, ctypes.c_void_p(page))),
+                       ("pidfd_send_signal", 424, (pidfd, 15, ctypes.c_void_p(page), 0))):
+    def call(name=name, nr=nr, args=args):
+        r = libc.syscall(nr, *args)
+        out[name] = -ctypes.get_errno() if r < 0 else r
+    t = threading.Thread(target=call)
+    t.start()
+    threads.append((t, nr))
+print(json.dumps({"blocked": [blocked_in(t.native_id, nr) for t, nr in threads]}), flush=True)
+while os.path.exists("/proc/%d" % victim):
+    time.sleep(0.01)
+info = ctypes.create_string_buffer(struct.pack("<iii", 15, 0, -1), 4096)
+fcntl.ioctl(uffd, 0xc028aa03, bytearray(  # UFFDIO_COPY
+    struct.pack("QQQQq", page, ctypes.addressof(info), 4096, 0, 0)))
+for t, _ in threads:
+    t.join()
+print(json.dumps(out), flush=True)
+"""
 
 
 class Hostile(CollectorCase):
@@ -103,6 +137,31 @@ class Hostile(CollectorCase):
         v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
         self.assertEqual(v.returncode, 0, v.stdout)
         self.assertIn("W_LOSS", v.stdout)
+
+    def test_signal_target_gone_before_the_call_returns(self):
+        # A signal's target is judged when the call enters: by its return the target may have
+        # exited and been reaped (a SIGKILL on another CPU), and judged then it would read as
+        # no process at all instead of one outside the tree (FOREIGN, priv.signal-foreign).
+        # Here each call waits in the kernel between its entry and the target's lookup while
+        # the test kills and reaps the target: the calls fail (ESRCH), and their records still
+        # say where they were aimed.
+        victim = subprocess.Popen(["sleep", "120"])
+        self.addCleanup(lambda: victim.poll() is None and (victim.kill(), victim.wait()))
+        p, rss = self.collector(["python3", "-c", SIGNAL_TARGET_GONE, str(victim.pid)],
+                                extra=["--allow-root"], stdout=subprocess.PIPE, user=None)
+        self.assertEqual(json.loads(p.stdout.readline()), {"blocked": [True, True]})
+        victim.kill()
+        victim.wait()
+        out = json.loads(p.stdout.readline())
+        self.finish(p, rss, "signal target gone")
+        self.assertEqual(out, {"rt_sigqueueinfo": -errno.ESRCH,
+                               "pidfd_send_signal": -errno.ESRCH})
+        evs = sorted((e for e in mwtest.dump_json(self.trace, self.keys)
+                      if e.get("op") in out), key=lambda e: e["op"])
+        self.assertEqual([(e["op"], e["ret"], e["flags"] & F_FOREIGN) for e in evs],
+                         [("pidfd_send_signal", -errno.ESRCH, F_FOREIGN),
+                          ("rt_sigqueueinfo", -errno.ESRCH, F_FOREIGN)], evs)
+        self.assertEqual(evs[0]["args"][3], victim.pid)  # the pidfd's target, from the entry
 
 
 if __name__ == "__main__":

@@ -8,21 +8,17 @@ and every such record is checked; a thread flipping the argument in a loop shows
 calls that do not block. Calls not rewritten carry no flag."""
 import ctypes
 import errno
-import fcntl
-import inspect
 import json
-import mmap
 import os
 import socket
-import struct
 import subprocess
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
-from collectorcase import CollectorCase, kill_quietly  # noqa: E402
+from collectorcase import (BLOCKED_IN, CollectorCase, blocked_in, kill_quietly,  # noqa: E402
+                           uffd_page)
 from mwevents import F_TAMPERED, F_UNCHECKED, F_UNFINISHED  # noqa: E402
 
 # A child fills real.sock's queue and blocks in a sendto to it (holding the receiving socket
@@ -60,47 +56,19 @@ print(child, flush=True)
 """
 
 
-def blocked_in(tid, nr, timeout=60):
-    """Whether thread tid (of this process) is blocked in syscall nr within timeout seconds."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with open("/proc/self/task/%d/syscall" % tid) as f:
-            if f.read().split()[0] == str(nr):
-                return True
-        time.sleep(0.01)
-    return False
-
-
-# the traced scripts below have it too
-BLOCKED_IN = "import time\n" + inspect.getsource(blocked_in)
-
-
 class DirLock:
     """Holds a directory's inode lock (shared) from this process, which is not traced, until
     release(): a getdents64 into a buffer registered with userfaultfd stops at the first byte it
     writes, inside iterate_dir. A call that needs the lock exclusively (unlink of an entry, chmod
     of the directory itself) then blocks after the kernel copied its path argument. x86-64."""
 
-    SYS_USERFAULTFD, SYS_GETDENTS64 = 323, 217
-    UFFDIO_API, UFFDIO_REGISTER, UFFD_API, UFFDIO_REGISTER_MODE_MISSING = \
-        0xc018aa3f, 0xc020aa00, 0xAA, 1
+    SYS_GETDENTS64 = 217
     SIZE = 4096
 
     def __init__(self, path):
         self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.syscall.restype = ctypes.c_long
-        self.libc.mmap.restype = ctypes.c_void_p
-        self.libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                   ctypes.c_int, ctypes.c_long)
         self.libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
-        self.uffd = self.libc.syscall(self.SYS_USERFAULTFD, os.O_CLOEXEC)
-        if self.uffd < 0:
-            raise OSError(ctypes.get_errno(), "userfaultfd")
-        self.buf = self.libc.mmap(None, self.SIZE, mmap.PROT_READ | mmap.PROT_WRITE,
-                                  mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
-        fcntl.ioctl(self.uffd, self.UFFDIO_API, bytearray(struct.pack("QQQ", self.UFFD_API, 0, 0)))
-        fcntl.ioctl(self.uffd, self.UFFDIO_REGISTER, bytearray(
-            struct.pack("QQQQ", self.buf, self.SIZE, self.UFFDIO_REGISTER_MODE_MISSING, 0)))
+        self.uffd, self.buf = uffd_page(self.libc, self.SIZE)
         self.dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         self.thread = threading.Thread(target=self.libc.syscall, daemon=True, args=(
             self.SYS_GETDENTS64, self.dfd, ctypes.c_void_p(self.buf), self.SIZE))
