@@ -140,15 +140,19 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h)
 
 /* Rule i on subject s: a finding when it matches, an exception counted when one suppresses
  * it. Returns 0 or -ENOMEM. */
+/* direct: the test that decides the rule's condition on s (policy_rule_direct), else NULL and
+ * skip the kids of its top-level "all" known to hold. */
 static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct eval_subject *s,
-			 uint64_t skip, uint64_t index)
+			 uint64_t skip, const struct field_test *direct, uint64_t index)
 {
 	const struct pol_rule *r = e->pol->rules[i];
 	int exc = -1; /* a rule skipped for its subjects sets nothing */
 	size_t kept = e->fs.n;
 	int err;
 
-	if (!(r->subjects & subj) || !policy_rule_match(r, s, skip, &exc)) {
+	if (!(r->subjects & subj) ||
+	    !(direct ? policy_rule_match_direct(r, s, direct, &exc)
+		     : policy_rule_match(r, s, skip, &exc))) {
 		e->st.exceptions_hit += exc >= 0;
 		return 0;
 	}
@@ -194,6 +198,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	struct lazy_attr lazy;
 	const uint32_t *ix;
 	const uint64_t *keys, *skips;
+	const struct field_test *const *direct;
 	unsigned key;
 	size_t n;
 	int err;
@@ -228,21 +233,25 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	}
 	if (!e->pol->index.rules) { /* never compiled: every rule */
 		for (size_t i = 0; i < e->pol->n_rules; i++)
-			if ((err = evaluate_rule(e, i, subj, &s, 0, index)))
+			if ((err = evaluate_rule(e, i, subj, &s, 0, NULL, index)))
 				return err;
 		return 0;
 	}
 	ix = policy_rules_for_op(e->pol, v->op, &n);
 	keys = policy_keys_for_op(e->pol, v->op);
 	skips = policy_skips_for_op(e->pol, v->op);
+	direct = policy_direct_for_op(e->pol, v->op);
 	key = policy_subject_key(&s);
 	/* a rule outside its keys cannot hold: nothing to do; the tests its key decides are not
 	 * made again (the unknown key decides none) */
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
+		bool known = key != POL_KEY_UNKNOWN;
+
 		if (((keys[k] >> key) & 1) &&
-		    (err = evaluate_rule(e, ix[k], subj, &s, key == POL_KEY_UNKNOWN ? 0 : skips[k],
-					 index)))
+		    (err = evaluate_rule(e, ix[k], subj, &s, known ? skips[k] : 0,
+					 known ? direct[k] : NULL, index)))
 			return err;
+	}
 	return 0;
 }
 

@@ -543,6 +543,7 @@ void policy__free(struct policy *p)
 	free(p->index.rules);
 	free(p->index.keys);
 	free(p->index.skips);
+	free(p->index.direct);
 	free(p->macros);
 	free(p->lists);
 	free(p->files);

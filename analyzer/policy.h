@@ -169,6 +169,7 @@ struct pol_index {
 	uint32_t *rules;
 	uint64_t *keys;
 	uint64_t *skips; /* beside each key set: policy_rule_skips */
+	const struct field_test **direct; /* beside each key set: policy_rule_direct, or NULL */
 	uint32_t start[POL_INDEX_OPS + 2];
 	bool reads_calls; /* an enabled rule's condition or exception reads a call field */
 };
@@ -269,6 +270,14 @@ uint64_t policy_rule_keys(const struct pol_rule *r, int op);
 uint64_t policy_rule_skips(const struct pol_rule *r, int op, uint64_t keys);
 /* Beside policy_keys_for_op, the skips of each entry. */
 const uint64_t *policy_skips_for_op(const struct policy *p, int op);
+/* Its third answer: the one field test whose verdict is r's condition's on every subject of op
+ * whose key is one of keys (the unknown key aside), when every other part of the condition is
+ * decided by those facts ({any: [{op: userfaultfd}, {all: [{op: openat}, {path: P}]}]} on an
+ * openat is its path test); NULL when there is none. The engine then evaluates that test
+ * alone. */
+const struct field_test *policy_rule_direct(const struct pol_rule *r, int op, uint64_t keys);
+/* Beside policy_keys_for_op, the direct test of each entry (NULL for none). */
+const struct field_test *const *policy_direct_for_op(const struct policy *p, int op);
 
 /* The subject's attribution (see struct eval_subject), NULL without a call model. */
 const struct attribution *eval_subject_attr(const struct eval_subject *s);
@@ -280,6 +289,10 @@ bool cond_eval(const struct cond *c, const struct eval_subject *s);
  * s (policy_rule_skips for s's op and key; 0 for none), not evaluated. */
 bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, uint64_t skip,
 		       int *exc);
+/* The same with the condition decided by its direct test t (policy_rule_direct for s's op and
+ * key), the exceptions evaluated as they are. */
+bool policy_rule_match_direct(const struct pol_rule *r, const struct eval_subject *s,
+			      const struct field_test *t, int *exc);
 /* c, or the "all" it is made of when it is an "all" of one "all" (a mapping of one entry). */
 const struct cond *policy_cond_top(const struct cond *c);
 

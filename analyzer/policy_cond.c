@@ -321,12 +321,9 @@ static bool cond_holds(const struct cond *c, const struct eval_subject *s, uint6
 	return true;
 }
 
-bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, uint64_t skip,
-		       int *exc)
+/* A rule whose condition held: whether no exception does (*exc the first that does). */
+static bool no_exception(const struct pol_rule *r, const struct eval_subject *s, int *exc)
 {
-	*exc = -1;
-	if (!r->enabled || !cond_holds(r->cond, s, skip))
-		return false;
 	for (size_t i = 0; i < r->n_exceptions; i++) {
 		if (cond_eval(r->exceptions[i].cond, s)) {
 			*exc = (int)i;
@@ -334,4 +331,18 @@ bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, u
 		}
 	}
 	return true;
+}
+
+bool policy_rule_match(const struct pol_rule *r, const struct eval_subject *s, uint64_t skip,
+		       int *exc)
+{
+	*exc = -1;
+	return r->enabled && cond_holds(r->cond, s, skip) && no_exception(r, s, exc);
+}
+
+bool policy_rule_match_direct(const struct pol_rule *r, const struct eval_subject *s,
+			      const struct field_test *t, int *exc)
+{
+	*exc = -1;
+	return r->enabled && field_test_eval(t, s) && no_exception(r, s, exc);
 }

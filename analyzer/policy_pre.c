@@ -138,6 +138,63 @@ static uint64_t kids_held(const struct cond *top, const struct facts *f)
 	return held;
 }
 
+/* Whether c's verdict is d on every subject of op whose key is one of keys (the unknown key
+ * aside); false when keys holds no other key. */
+static bool decided(const struct cond *c, int op, uint64_t keys, enum tv d)
+{
+	struct facts f = {.op = op >= 0 && op < POL_INDEX_OPS ? op : -1};
+	bool any = false;
+
+	for (f.result = 0; f.result < RES_COUNT; f.result++)
+		for (f.write = 0; f.write < KEY_WRITES; f.write++)
+			for (f.exec = 0; f.exec < KEY_EXECS; f.exec++)
+				for (f.tampered = 0; f.tampered < 2; f.tampered++) {
+					if (!((keys >> key_of(f.result, f.write, f.exec,
+							      f.tampered)) & 1))
+						continue;
+					if (cond_tv(c, &f, 0) != d)
+						return false;
+					any = true;
+				}
+	return any;
+}
+
+/* Down the condition: an "all" whose kids but one always hold is that kid, an "any" whose kids
+ * but one never hold is that kid, a macro is its condition; a field test is the answer. */
+const struct field_test *policy_rule_direct(const struct pol_rule *r, int op, uint64_t keys)
+{
+	const struct cond *c = r->cond;
+
+	for (int depth = 0; depth <= POL_DEPTH_MAX; depth++) {
+		const struct cond *open = NULL;
+		size_t n_open = 0;
+
+		switch (c->kind) {
+		case COND_FIELD:
+			return c->test;
+		case COND_MACRO:
+			c = c->macro->cond;
+			continue;
+		case COND_NOT:
+			return NULL;
+		case COND_ALL:
+		case COND_ANY:
+			for (size_t i = 0; i < c->n && n_open < 2; i++)
+				if (!decided(c->kids[i], op, keys,
+					     c->kind == COND_ALL ? TV_TRUE : TV_FALSE)) {
+					open = c->kids[i];
+					n_open++;
+				}
+			if (n_open != 1)
+				return NULL;
+			c = open;
+			continue;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
 uint64_t policy_rule_skips(const struct pol_rule *r, int op, uint64_t keys)
 {
 	const struct cond *top = policy_cond_top(r->cond);

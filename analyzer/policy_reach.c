@@ -246,9 +246,10 @@ static bool cond_reads_op(const struct cond *c, int depth)
 struct op_free {
 	bool known, same; /* same: the rule tests neither op nor family */
 	uint64_t keys, skips;
+	const struct field_test *direct;
 };
 
-/* Sets index entry k to rule i on op: its keys and skips, evaluated per op only for a rule
+/* Sets index entry k to rule i on op: its keys, skips and direct test, evaluated per op only for a rule
  * that tests the op (a policy of many rules without op tests would otherwise evaluate each
  * rule's condition 54 times for every op). */
 static void index_entry(const struct policy *p, size_t i, int op, struct op_free *of,
@@ -262,14 +263,17 @@ static void index_entry(const struct policy *p, size_t i, int op, struct op_free
 		if (of->same) {
 			of->keys = policy_rule_keys(r, -1);
 			of->skips = policy_rule_skips(r, -1, of->keys);
+			of->direct = policy_rule_direct(r, -1, of->keys);
 		}
 	}
 	if (of->same) {
 		ix->keys[k] = of->keys;
 		ix->skips[k] = of->skips;
+		ix->direct[k] = of->direct;
 	} else {
 		ix->keys[k] = policy_rule_keys(r, op);
 		ix->skips[k] = policy_rule_skips(r, op, ix->keys[k]);
+		ix->direct[k] = policy_rule_direct(r, op, ix->keys[k]);
 	}
 	ix->rules[k] = (uint32_t)i;
 }
@@ -301,6 +305,7 @@ int policy_index_build(struct policy *p)
 	size_t total = 0;
 	uint32_t *rules = NULL;
 	uint64_t *keys = NULL, *skips = NULL;
+	const struct field_test **direct = NULL;
 
 	if (!sets || !of) {
 		free(sets);
@@ -319,11 +324,13 @@ int policy_index_build(struct policy *p)
 		rules = calloc(total ? total : 1, sizeof(*rules));
 		keys = calloc(total ? total : 1, sizeof(*keys));
 		skips = calloc(total ? total : 1, sizeof(*skips));
+		direct = calloc(total ? total : 1, sizeof(*direct));
 	}
-	if (!rules || !keys || !skips) {
+	if (!rules || !keys || !skips || !direct) {
 		free(rules);
 		free(keys);
 		free(skips);
+		free(direct);
 		free(sets);
 		free(of);
 		return -ENOMEM;
@@ -331,9 +338,11 @@ int policy_index_build(struct policy *p)
 	free(p->index.rules);
 	free(p->index.keys);
 	free(p->index.skips);
+	free(p->index.direct);
 	p->index.rules = rules;
 	p->index.keys = keys;
 	p->index.skips = skips;
+	p->index.direct = direct;
 	index_fill(p, sets, of, &p->index);
 	p->index.reads_calls = false;
 	for (size_t i = 0; i < p->n_rules; i++)
@@ -371,4 +380,12 @@ const uint64_t *policy_skips_for_op(const struct policy *p, int op)
 	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
 
 	return ix->skips + ix->start[slot];
+}
+
+const struct field_test *const *policy_direct_for_op(const struct policy *p, int op)
+{
+	const struct pol_index *ix = &p->index;
+	int slot = op >= 0 && op < POL_INDEX_OPS ? op : POL_INDEX_OPS;
+
+	return ix->direct + ix->start[slot];
 }

@@ -9,6 +9,10 @@
  * of the shipped policy with the trace's variables set.
  * narrows: subjects that contradict a top-level test are outside the keys, and a field the
  * prefilter does not know never narrows.
+ * direct: where the engine decides a rule by one field test of its condition (the others
+ * decided by the op and the key), that test gives the condition's verdict, with exceptions, on
+ * every grid subject; which test it is for a few conditions, and that the shipped policy has
+ * such rules (evasion.userfaultfd on an open: its path test).
  */
 #include <check.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 
 #include "events.h"
 #include "policy.h"
+#include "policy_field.h"
 #include "policy_testlib.h"
 
 #define LX_O_WRONLY 01
@@ -97,11 +102,48 @@ static uint64_t skipped(const struct policy *p, size_t i, const struct eval_subj
 	return 0;
 }
 
-static size_t skips_seen; /* admitted (rule, subject) pairs with kids skipped */
+/* The test that decides rule i on s (NULL when none, or the key is unknown). */
+static const struct field_test *direct_of(const struct policy *p, size_t i,
+					  const struct eval_subject *s)
+{
+	size_t n;
+	const uint32_t *ix = policy_rules_for_op(p, s->ev->op, &n);
+	const struct field_test *const *direct = policy_direct_for_op(p, s->ev->op);
+
+	if (policy_subject_key(s) == POL_KEY_UNKNOWN)
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (ix[k] == i)
+			return direct[k];
+	return NULL;
+}
+
+static size_t skips_seen;  /* admitted (rule, subject) pairs with kids skipped */
+static size_t directs_seen; /* admitted (rule, subject) pairs decided by a direct test */
 
 #define GRID                                                                                       \
 	(N(grid_ops) * N(grid_paths) * N(grid_flags) * N(grid_modes) * N(grid_rets) *              \
 	 N(grid_evflags) * 2)
+
+/* Where rule i has a direct test on x, its verdict (exceptions included) is the full one. */
+static void check_direct(const struct policy *p, size_t i, struct subj *x, bool verdict,
+			 bool exc_held)
+{
+	const struct field_test *t = direct_of(p, i, &x->s);
+	bool got;
+	int exc;
+
+	if (!t)
+		return;
+	memset(x->memo, 0, sizeof(x->memo));
+	got = policy_rule_match_direct(p->rules[i], &x->s, t, &exc);
+	ck_assert_msg(got == verdict && exc_held == (exc >= 0),
+		      "rule %s on op %d path %.*s flags %x: its direct test (%s) says %d, the "
+		      "condition %d",
+		      p->rules[i]->id, x->v.op, (int)x->v.path.n, x->v.path.p, x->v.flags,
+		      t->f->name, got, verdict);
+	directs_seen++;
+}
 
 /* Every rule of p whose condition holds on x is admitted; returns how many were not. */
 static size_t check_rules(const struct policy *p, struct subj *x)
@@ -140,6 +182,7 @@ static size_t check_rules(const struct policy *p, struct subj *x)
 				      (unsigned long long)skip);
 			ck_assert(!held || with_skip || exc_held);
 			skips_seen += skip != 0;
+			check_direct(p, i, x, with_skip, exc_held);
 		}
 	}
 	return rejected;
@@ -234,6 +277,24 @@ START_TEST(sound_exceptions)
 }
 END_TEST
 
+/* evasion.userfaultfd ({any: [{op: userfaultfd}, {all: [{op: @open_ops}, {path: ...}]}]}) is
+ * its path test on a successful openat, its op test on a userfaultfd. */
+static void direct_for_userfaultfd(const struct policy *p)
+{
+	struct subj x;
+	size_t i;
+
+	for (i = 0; i < p->n_rules && strcmp(p->rules[i]->id, "evasion.userfaultfd"); i++)
+		;
+	ck_assert_uint_lt(i, p->n_rules);
+	subj_make(&x, MCPT__OP__OP_OPENAT, "/dev/userfaultfd", 0, 0, 3, 0, false);
+	ck_assert_ptr_nonnull(direct_of(p, i, &x.s));
+	ck_assert_str_eq(direct_of(p, i, &x.s)->f->name, "path");
+	subj_make(&x, MCPT__OP__OP_USERFAULTFD, "", 0, 0, 3, 0, false);
+	ck_assert_ptr_nonnull(direct_of(p, i, &x.s));
+	ck_assert_str_eq(direct_of(p, i, &x.s)->f->name, "op");
+}
+
 START_TEST(sound_default_policy)
 {
 	struct policy *p = policy__new();
@@ -248,9 +309,11 @@ START_TEST(sound_default_policy)
 	ck_assert_int_eq(vars__from_header(vs, &h), 0);
 	ck_assert_int_eq(policy__load_file(p, MW_SOURCE_DIR "/policies/default.yaml", &d), 0);
 	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
-	skips_seen = 0;
+	skips_seen = directs_seen = 0;
 	ck_assert_uint_gt(check_grid(p), 0);
 	ck_assert_uint_gt(skips_seen, 0); /* the default policy's rules do get kids skipped */
+	ck_assert_uint_gt(directs_seen, 0); /* and some are decided by one test */
+	direct_for_userfaultfd(p);
 	diag_fini(&d);
 	vars__free(vs);
 	policy__free(p);
@@ -331,6 +394,45 @@ START_TEST(skips)
 }
 END_TEST
 
+/* The name of the field whose test decides rule 0 of a one-rule condition on a subject the
+ * prefilter admits, "" when none does. */
+static const char *direct_name(const char *cond, int op, int64_t flags, int64_t ret)
+{
+	static char name[32];
+	struct policy *p = compile_cond(MACROS, cond);
+	const struct field_test *t;
+	struct subj x;
+
+	subj_make(&x, op, "/x", flags, 0, ret, 0, false);
+	ck_assert(admitted(p, 0, &x.s));
+	t = direct_of(p, 0, &x.s);
+	snprintf(name, sizeof(name), "%s", t ? t->f->name : "");
+	policy__free(p);
+	return name;
+}
+
+START_TEST(direct)
+{
+	const int oa = MCPT__OP__OP_OPENAT;
+
+	in_tmpdir();
+	/* the branch the op rules out is dropped, the op test of the other is decided */
+	ck_assert_str_eq(direct_name("{any: [{op: exec}, {all: [{op: openat}, {path: /x}]}]}", oa,
+				     0, 3),
+			 "path");
+	ck_assert_str_eq(direct_name("{op: openat, write: false, result: success, path: /x}", oa, 0,
+				     3),
+			 "path");
+	ck_assert_str_eq(direct_name("{macro: w, path: /x}", oa, LX_O_WRONLY, 3), "path");
+	/* two parts left open, a negation, or a part decided only for some keys: none */
+	ck_assert_str_eq(direct_name("{any: [{result: success}, {path: /x}]}", oa, 0, 3), "");
+	ck_assert_str_eq(direct_name("{path: /x, launch: false}", oa, 0, 3), "");
+	ck_assert_str_eq(direct_name("{not: {path: /x}}", oa, 0, 3), "");
+	ck_assert_str_eq(direct_name("{op: openat, any: [{result: success}, {path: /x}]}", oa, 0, 3),
+			 "");
+}
+END_TEST
+
 Suite *policy_pre_suite(void);
 
 Suite *policy_pre_suite(void)
@@ -345,6 +447,7 @@ Suite *policy_pre_suite(void)
 	tcase_add_test(sound, sound_default_policy);
 	tcase_add_test(narrow, narrows);
 	tcase_add_test(narrow, skips);
+	tcase_add_test(narrow, direct);
 	suite_add_tcase(s, sound);
 	suite_add_tcase(s, narrow);
 	return s;
