@@ -139,9 +139,8 @@ int engine__set_header(struct engine *e, const Mcpt__Header *h)
 }
 
 /* Rule i on subject s: a finding when it matches, an exception counted when one suppresses
- * it. Returns 0 or -ENOMEM. */
-/* direct: the test that decides the rule's condition on s (policy_rule_direct), else NULL and
- * skip the kids of its top-level "all" known to hold. */
+ * it. direct: the one test that decides the condition on s (policy_rule_direct), else NULL
+ * and skip: the kids of its top-level "all" known to hold. Returns 0 or -ENOMEM. */
 static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct eval_subject *s,
 			 uint64_t skip, const struct field_test *direct, uint64_t index)
 {
@@ -200,6 +199,7 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	const uint64_t *keys, *skips;
 	const struct field_test *const *direct;
 	unsigned key;
+	bool known;
 	size_t n;
 	int err;
 
@@ -242,16 +242,14 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 	skips = policy_skips_for_op(e->pol, v->op);
 	direct = policy_direct_for_op(e->pol, v->op);
 	key = policy_subject_key(&s);
+	known = key != POL_KEY_UNKNOWN;
 	/* a rule outside its keys cannot hold: nothing to do; the tests its key decides are not
 	 * made again (the unknown key decides none) */
-	for (size_t k = 0; k < n; k++) {
-		bool known = key != POL_KEY_UNKNOWN;
-
+	for (size_t k = 0; k < n; k++)
 		if (((keys[k] >> key) & 1) &&
 		    (err = evaluate_rule(e, ix[k], subj, &s, known ? skips[k] : 0,
 					 known ? direct[k] : NULL, index)))
 			return err;
-	}
 	return 0;
 }
 

@@ -249,9 +249,9 @@ struct op_free {
 	const struct field_test *direct;
 };
 
-/* Sets index entry k to rule i on op: its keys, skips and direct test, evaluated per op only for a rule
- * that tests the op (a policy of many rules without op tests would otherwise evaluate each
- * rule's condition 54 times for every op). */
+/* Sets index entry k to rule i on op: its keys, skips and direct test, evaluated per op only
+ * for a rule that tests the op (a policy of many rules without op tests would otherwise
+ * evaluate each rule's condition 54 times for every op). */
 static void index_entry(const struct policy *p, size_t i, int op, struct op_free *of,
 			struct pol_index *ix, uint32_t k)
 {

@@ -164,7 +164,7 @@ static __always_inline int mw_signal_emit(struct mw_sys *s, enum mw_target where
 		if (!mw_is_tracked())                                                              \
 			return 0;                                                                  \
 		return mw_signal_enter(mw_ctx_regs, op, a0, a1, a2,                                \
-				       mw_signal_target((int)mw_arg(mw_ctx_regs, 0)), 0);         \
+				       mw_signal_target((int)mw_arg(mw_ctx_regs, 0)), 0);          \
 	}                                                                                          \
                                                                                                    \
 	MW_SYS_EXIT(name)                                                                          \
@@ -174,7 +174,7 @@ static __always_inline int mw_signal_emit(struct mw_sys *s, enum mw_target where
                                                                                                    \
 		if (!e)                                                                            \
 			return 0;                                                                  \
-		return mw_signal_emit(&s, mw_signal_where(&s, (int)e->arg[0]));                   \
+		return mw_signal_emit(&s, mw_signal_where(&s, (int)e->arg[0]));                    \
 	}
 
 MW_SIGNAL_SYSCALL(kill, MW_OP_KILL, MW_INT(0), MW_INT(1), 0)
