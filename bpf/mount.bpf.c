@@ -21,9 +21,8 @@ MW_SYS_ENTER(mount)
 
 MW_SYS_EXIT(mount)
 {
-	__u32 off2;
-
 	struct mw_sys s;
+	__u32 off2;
 
 	if (!mw_sys_begin(&s, MW_OP_MOUNT, ret, MW_LONG(3), 0, 0, 0))
 		return 0;

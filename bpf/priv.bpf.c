@@ -126,12 +126,10 @@ static __always_inline int mw_signal_enter(struct pt_regs *regs, __u16 op, int a
  * recording begun during the call): the exit then judges it itself. */
 static __always_inline enum mw_target mw_signal_judged(struct mw_sys *s)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct mw_inflight *f = mw_inflight_of(s->r.e->op, true);
 
-	if (!f || f->op != s->r.e->op)
+	if (!f)
 		return MW_TARGET_UNKNOWN;
-	f->op = MW_OP_UNSPEC;
 	s->r.e->arg[3] = f->arg[3];
 	return (enum mw_target)f->head[0];
 }

@@ -624,21 +624,32 @@ static __always_inline void mw_arg_check(struct mw_rec *r, const struct mw_infli
 		r->e->flags |= MW_F_TAMPERED;
 }
 
-/* At the exit of a stashed call (op r->e->op): checks argument `which` (mw_arg_check) against
- * the stash of the current thread's call and, with end, marks the stash idle (the call is no
- * longer pending). The stash is looked up for each argument, not held across the record's
- * next slots: the verifier would walk them once with it and once without. Returns whether the
- * call was stashed (false also when the map was full or recording began during the call). */
-static __always_inline bool mw_inflight_check(struct mw_rec *r, int which, int slot, __u32 slot_off,
-					      bool end)
+/* At the exit of a call op: the current thread's stash of that call, with end marked idle (the
+ * call is no longer pending; its fields stay readable until this program returns). NULL when
+ * the call was not stashed: the map was full, or recording began during the call. */
+static __always_inline struct mw_inflight *mw_inflight_of(__u16 op, bool end)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct mw_inflight *f = bpf_map_lookup_elem(&inflight, &tid);
 
-	if (!f || f->op != r->e->op)
-		return false;
+	if (!f || f->op != op)
+		return NULL;
 	if (end)
 		f->op = MW_OP_UNSPEC;
+	return f;
+}
+
+/* At the exit of a stashed call (op r->e->op): checks argument `which` (mw_arg_check) against
+ * the stash of the current thread's call and, with end, marks the stash idle. The stash is
+ * looked up for each argument, not held across the record's next slots: the verifier would walk
+ * them once with it and once without. Returns whether the call was stashed. */
+static __always_inline bool mw_inflight_check(struct mw_rec *r, int which, int slot, __u32 slot_off,
+					      bool end)
+{
+	struct mw_inflight *f = mw_inflight_of(r->e->op, end);
+
+	if (!f)
+		return false;
 	mw_arg_check(r, f, which, slot, slot_off);
 	return true;
 }
