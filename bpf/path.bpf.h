@@ -296,7 +296,7 @@ static __always_inline void mw_slot_abs(struct mw_rec *r, int slot, int dirfd, _
 	__u32 start = 0, state, end;
 
 	if (dirfd == -100 /* AT_FDCWD */) {
-		dir = __builtin_preserve_access_index(&task->fs->pwd);
+		dir = __builtin_preserve_access_index(&mw_task_fs(task)->pwd);
 	} else {
 		f = mw_fd_file(dirfd);
 		if (!f) {

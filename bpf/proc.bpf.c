@@ -214,8 +214,8 @@ static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool ro
 
 	if (ret != 0)
 		return mw_sys_path1_checked(s, -1, 0);
-	dir = root ? __builtin_preserve_access_index(&task->fs->root) :
-		     __builtin_preserve_access_index(&task->fs->pwd);
+	dir = root ? __builtin_preserve_access_index(&mw_task_fs(task)->root) :
+		     __builtin_preserve_access_index(&mw_task_fs(task)->pwd);
 	mw_slot_str(&s->r, MW_S_PATH, mw_uptr(s, 0), MW_PATH_MAX, true);
 	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	if (s->r.e->slen[MW_S_PATH] && s->r.s->event[off & (MW_EVENT_MAX - 1)] != '/')
