@@ -26,12 +26,14 @@ __attribute__((format(printf, 2, 0))) static void log_vmsg(enum log_level level,
 {
 	if (level > current_level)
 		return;
+	flockfile(stderr); /* one whole line: the loader's threads may log at the same time */
 	fputs("mcpwitness-collect: ", stderr);
 	if (level == LOG_WARN)
 		fputs("warning: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
 		fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -48,11 +50,15 @@ __attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_
 {
 	/* libbpf warnings are mostly about features it probes for; they matter only with -v */
 	enum log_level mine = level == LIBBPF_DEBUG ? LOG_DEBUG + 1 : LOG_DEBUG;
+	int n;
 
 	if (mine > current_level)
 		return 0;
+	flockfile(stderr);
 	fputs("libbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	n = vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
+	return n;
 }
 
 void log_route_libbpf(void)

@@ -6,7 +6,9 @@
   account for every missing record, verify's W_LOSS, and what analyze says of coverage;
 - a kernel lacking a hook (MCPWITNESS_HIDE_HOOKS): that program disabled with a note in the
   header and on stderr, the rest recording;
-- missing privileges: one line naming the missing capability, exit 2, no trace.
+- missing privileges: one line naming the missing capability, exit 2, no trace;
+- the handlers verified in parallel (one copy of the object per CPU) fill the dispatch arrays
+  exactly as a load on one CPU does.
 Beside every recording an unrelated busy process runs; no event of it may appear."""
 import json
 import os
@@ -322,6 +324,73 @@ class MissingPrivileges(mwtest.E2ETestCase):
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIn("missing privileges: CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN", lines[0])
         self.assertFalse(os.path.exists(self.trace))
+
+
+def prog_arrays(pid):
+    """The dispatch arrays of the running collector pid, from the map fds it holds:
+    array name -> {syscall number: program id}."""
+    arrays = {}
+    fdinfo = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if info.get("map_type", "").strip() != "3":  # BPF_MAP_TYPE_PROG_ARRAY
+            continue
+        map_id = info["map_id"].strip()
+        name = json.loads(mwtest.run(["bpftool", "map", "show", "id", map_id, "--json"]).stdout)
+        dump = json.loads(mwtest.run(["bpftool", "map", "dump", "id", map_id, "--json"]).stdout)
+        arrays[name["name"]] = {e["formatted"]["key"]: e["formatted"]["value"] for e in dump}
+    return arrays
+
+
+class ParallelLoad(mwtest.E2ETestCase):
+    """The collector verifies its syscall handlers in copies of the object, one per CPU it may
+    run on; pinned to one CPU it loads them all in the one object. Both must fill the
+    dispatchers' program arrays with the same syscalls, each with a program of its own."""
+
+    def setUp(self):
+        super().setUp()
+        self.keys = mwtest.Keys(self.work)
+
+    def arrays_of_a_collector(self, cpus):
+        trace = self.work.join("t%d.mcpt" % len(cpus))
+        p = subprocess.Popen([mwtest.COLLECT, "-o", trace, "-k", self.keys.secret, "--user", "nobody",
+                              "--", "sleep", "60"], stdin=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+        try:
+            children = "/proc/%d/task/%d/children" % (p.pid, p.pid)
+            for _ in range(300):  # the server starts once the arrays are filled and attached
+                with open(children) as f:
+                    if f.read().strip():
+                        break
+                self.assertIsNone(p.poll(), "collector exited early")
+                time.sleep(0.05)
+            arrays = prog_arrays(p.pid)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+        self.assertEqual(err, "")
+        return arrays
+
+    def test_a_parallel_load_places_what_a_single_load_does(self):
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            self.skipTest("one CPU: the collector loads in one object only")
+        single = self.arrays_of_a_collector({cpus[0]})
+        parallel = self.arrays_of_a_collector(set(cpus))
+        self.assertEqual(sorted(single), ["sys_enter_progs", "sys_exit_progs"])
+        self.assertEqual(sorted(parallel), ["sys_enter_progs", "sys_exit_progs"])
+        self.assertGreater(len(single["sys_exit_progs"]), 90)
+        self.assertGreater(len(single["sys_enter_progs"]), 30)
+        for name in single:
+            self.assertEqual(sorted(parallel[name]), sorted(single[name]), name)
+        ids = list(parallel["sys_exit_progs"].values()) + list(parallel["sys_enter_progs"].values())
+        self.assertEqual(len(set(ids)), len(ids), "a program placed twice")
 
 
 if __name__ == "__main__":
