@@ -252,12 +252,14 @@ static int load_parts(struct loader *l)
 	for (p = 1; p < l->n_parts; p++)
 		started[p] = !pthread_create(&threads[p], NULL, load_part, &l->parts[p]);
 	for (p = 0; p < l->n_parts; p++) {
+		int joined = 0;
+
 		if (started[p])
-			pthread_join(threads[p], NULL);
+			joined = -pthread_join(threads[p], NULL);
 		else
 			load_part(&l->parts[p]);
 		if (!err)
-			err = l->parts[p].err;
+			err = joined ? joined : l->parts[p].err;
 	}
 	return err;
 }
