@@ -147,7 +147,8 @@ MW_SYS_EXIT(move_mount)
 		struct file *to = mw_fd_file(mw_iarg(&s, 2)); /* the mount point is the to dirfd */
 
 		if (to)
-			mw_slot_path(&s.r, MW_S_ABS2, __builtin_preserve_access_index(&to->f_path));
+			mw_slot_path(&s.r, MW_S_ABS2,
+				     (__u64)__builtin_preserve_access_index(&to->f_path));
 		else
 			s.r.e->flags |= MW_F_UNRES(MW_S_ABS2);
 		mw_inflight_end(); /* the to path is not recorded: nothing to check it against */

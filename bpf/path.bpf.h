@@ -159,23 +159,50 @@ static long mw_walk_step_direct(__u32 i, void *ctx)
 
 #endif /* MW_DIRECT_LOADS */
 
-/* Walks p (a kernel struct path) against the current task's root, or with to_top up to the top
- * of the task's mount tree (for what is no longer below its root: a directory just chrooted
- * into). On return the path occupies scratch->path[*start .. MW_PATH_MAX); the result is one of
- * enum mw_walk_state. */
-static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path *p,
-					     __u32 *start, bool to_top)
+/* Where a walk starts: the kernel address of a struct path (read by a helper, so a plain
+ * number to the verifier), or one of these, the current task's cwd or root. */
+#define MW_WALK_CWD  1ull
+#define MW_WALK_ROOT 2ull
+
+/* The walk is a global function: the verifier checks it once per program, apart from its
+ * callers, instead of again at every call site and for every state that reaches one (that was
+ * three fifths of the collector's whole verification). A program with direct loads and one
+ * without have different bodies, so different names; each object that includes this header
+ * brings its variant, weak, and the linker keeps one of each. */
+#ifdef MW_DIRECT_LOADS
+#define mw_walk_from mw_walk_from_direct
+#else
+#define mw_walk_from mw_walk_from_core
+#endif
+
+/* Walks the struct path `from` against the current task's root, or with to_top up to the top of
+ * the task's mount tree (for what is no longer below its root: a directory just chrooted into).
+ * On return the path occupies this CPU's scratch->path[*start .. MW_PATH_MAX); the result is one
+ * of enum mw_walk_state. */
+__weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 cpu = bpf_get_smp_processor_id();
 	struct mw_walk w = {};
 	bool direct = false;
 
+	if (!start)
+		return MW_WALK_UNRES;
+	w.s = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!w.s)
+		return MW_WALK_UNRES;
 #ifdef MW_DIRECT_LOADS
 	direct = bpf_ksym_exists(bpf_rdonly_cast);
 	if (direct) {
-		const struct path *pp = MW_RO(struct path, p);
 		const struct fs_struct *fs = MW_RO(struct task_struct, task)->fs;
+		const struct path *pp;
 
+		if (from == MW_WALK_CWD)
+			pp = &fs->pwd;
+		else if (from == MW_WALK_ROOT)
+			pp = &fs->root;
+		else
+			pp = MW_RO(struct path, (const void *)from);
 		w.d = pp->dentry;
 		w.vm = pp->mnt;
 		if (!w.d || !w.vm)
@@ -188,19 +215,25 @@ static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path
 	}
 #endif
 	if (!direct) {
-		struct vfsmount *vm = BPF_CORE_READ(p, mnt); /* a local: CO-RE starts at kernel types */
+		const struct fs_struct *fs = BPF_CORE_READ(task, fs);
+		const struct path *p = (const struct path *)from;
+		struct vfsmount *vm;
 
+		if (from == MW_WALK_CWD)
+			p = __builtin_preserve_access_index(&fs->pwd);
+		else if (from == MW_WALK_ROOT)
+			p = __builtin_preserve_access_index(&fs->root);
+		vm = BPF_CORE_READ(p, mnt); /* a local: CO-RE starts at kernel types */
 		w.d = BPF_CORE_READ(p, dentry);
 		w.vm = vm;
 		if (!w.d || !vm)
 			return MW_WALK_UNRES;
 		w.vm_root = BPF_CORE_READ(vm, mnt_root);
 		if (!to_top) {
-			w.root_d = BPF_CORE_READ(task, fs, root.dentry);
-			w.root_vm = BPF_CORE_READ(task, fs, root.mnt);
+			w.root_d = BPF_CORE_READ(fs, root.dentry);
+			w.root_vm = BPF_CORE_READ(fs, root.mnt);
 		}
 	}
-	w.s = r->s;
 	w.mnt = mw_real_mount(w.vm);
 	w.to_top = to_top;
 	w.pos = MW_PATH_MAX;
@@ -214,7 +247,7 @@ static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path
 		w.state = MW_WALK_TRUNC;
 	if (w.state == MW_WALK_DONE && w.pos == MW_PATH_MAX) { /* the root itself */
 		w.pos = MW_PATH_MAX - 1;
-		r->s->path[MW_PATH_MAX - 1] = '/';
+		w.s->path[MW_PATH_MAX - 1] = '/';
 	}
 	if (w.state == MW_WALK_TRUNC && w.pos < MW_PATH_MAX)
 		w.pos += 1; /* drop the leading '/': a cut path must not look absolute */
@@ -222,17 +255,12 @@ static __always_inline __u32 mw_walk_path_to(struct mw_rec *r, const struct path
 	return w.state;
 }
 
-static __always_inline __u32 mw_walk_path(struct mw_rec *r, const struct path *p, __u32 *start)
-{
-	return mw_walk_path_to(r, p, start, false);
-}
-
-/* Appends the walked path of p to slot, or flags the slot truncated / unresolved. */
-static __always_inline void mw_slot_path_to(struct mw_rec *r, int slot, const struct path *p,
-					    bool to_top)
+/* Appends the walked path of `from` (mw_walk_from) to slot, or flags the slot truncated /
+ * unresolved. */
+static __always_inline void mw_slot_path_to(struct mw_rec *r, int slot, __u64 from, bool to_top)
 {
 	__u32 start = 0;
-	__u32 state = mw_walk_path_to(r, p, &start, to_top);
+	__u32 state = mw_walk_from(from, to_top, &start);
 
 	if (state == MW_WALK_UNRES) {
 		r->e->flags |= MW_F_UNRES(slot);
@@ -246,9 +274,9 @@ static __always_inline void mw_slot_path_to(struct mw_rec *r, int slot, const st
 		      MW_PATH_MAX, false);
 }
 
-static __always_inline void mw_slot_path(struct mw_rec *r, int slot, const struct path *p)
+static __always_inline void mw_slot_path(struct mw_rec *r, int slot, __u64 from)
 {
-	mw_slot_path_to(r, slot, p, false);
+	mw_slot_path_to(r, slot, from, false);
 }
 
 /* The struct file behind fd in the current task, or NULL. */
@@ -290,22 +318,19 @@ static __always_inline struct file *mw_fd_file(int fd)
 static __always_inline void mw_slot_abs(struct mw_rec *r, int slot, int dirfd, __u32 rel_off,
 					__u32 rel)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	const struct path *dir;
+	__u64 dir = MW_WALK_CWD;
 	struct file *f;
 	__u32 start = 0, state, end;
 
-	if (dirfd == -100 /* AT_FDCWD */) {
-		dir = __builtin_preserve_access_index(&mw_task_fs(task)->pwd);
-	} else {
+	if (dirfd != -100 /* AT_FDCWD */) {
 		f = mw_fd_file(dirfd);
 		if (!f) {
 			r->e->flags |= MW_F_UNRES(slot);
 			return;
 		}
-		dir = __builtin_preserve_access_index(&f->f_path);
+		dir = (__u64)__builtin_preserve_access_index(&f->f_path);
 	}
-	state = mw_walk_path(r, dir, &start);
+	state = mw_walk_from(dir, false, &start);
 	if (state != MW_WALK_DONE || rel == 0 || rel >= MW_PATH_MAX || start > MW_PATH_MAX) {
 		r->e->flags |= state == MW_WALK_UNRES ? MW_F_UNRES(slot) : MW_F_TRUNC(slot);
 		return;
@@ -353,7 +378,7 @@ static __always_inline void mw_fd_path(struct mw_rec *r, int slot, int fd)
 		r->e->flags |= MW_F_UNRES(slot);
 		return;
 	}
-	mw_slot_path(r, slot, __builtin_preserve_access_index(&f->f_path));
+	mw_slot_path(r, slot, (__u64)__builtin_preserve_access_index(&f->f_path));
 #ifdef MW_DIRECT_LOADS
 	if (bpf_ksym_exists(bpf_rdonly_cast)) {
 		const struct inode *inode = MW_RO(struct file, f)->f_inode;

@@ -102,7 +102,7 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *task, pid_t old_pid,
 	file = BPF_CORE_READ(bprm, file);
 	mw_slot_str(&r, MW_S_PATH, filename, MW_PATH_MAX, false);
 	if (file) {
-		mw_slot_path(&r, MW_S_OPENED, __builtin_preserve_access_index(&file->f_path));
+		mw_slot_path(&r, MW_S_OPENED, (__u64)__builtin_preserve_access_index(&file->f_path));
 		e->arg[MW_A_DEV] = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 		e->arg[MW_A_INO] = BPF_CORE_READ(file, f_inode, i_ino);
 	}
@@ -219,8 +219,8 @@ static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool ro
 	mw_slot_str(&s->r, MW_S_PATH, mw_uptr(s, 0), MW_PATH_MAX, true);
 	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	if (s->r.e->slen[MW_S_PATH] && s->r.s->event[off & (MW_EVENT_MAX - 1)] != '/')
-		mw_slot_path_to(&s->r, MW_S_ABS, dir, root);
-	mw_slot_path_to(&s->r, MW_S_OPENED, dir, root);
+		mw_slot_path_to(&s->r, MW_S_ABS, (__u64)dir, root);
+	mw_slot_path_to(&s->r, MW_S_OPENED, (__u64)dir, root);
 	s->r.e->arg[MW_A_DEV] = BPF_CORE_READ(dir, dentry, d_sb, s_dev);
 	s->r.e->arg[MW_A_INO] = BPF_CORE_READ(dir, dentry, d_inode, i_ino);
 	mw_rec_emit(&s->r);
