@@ -194,7 +194,7 @@ __weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
 #ifdef MW_DIRECT_LOADS
 	direct = bpf_ksym_exists(bpf_rdonly_cast);
 	if (direct) {
-		const struct fs_struct *fs = MW_RO(struct task_struct, task)->fs;
+		const struct fs_struct *fs = mw_task_fs(task);
 		const struct path *pp;
 
 		if (from == MW_WALK_CWD)
@@ -215,7 +215,7 @@ __weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
 	}
 #endif
 	if (!direct) {
-		const struct fs_struct *fs = BPF_CORE_READ(task, fs);
+		const struct fs_struct *fs = mw_task_fs(task);
 		const struct path *p = (const struct path *)from;
 		struct vfsmount *vm;
 
