@@ -179,7 +179,7 @@ static int header(struct xstate *x)
 
 	if (frame(x, MCPT_HEADER_MAX, "Header", &f))
 		return 1;
-	if (mcpt_v_header(&x->v, &f) || x->v.fatal != MCPT_OK)
+	if (mcpt_v_header(&x->v, &f, false) || x->v.fatal != MCPT_OK)
 		return xfail(x, x->v.fatal, "%s", x->v.fatal_msg);
 	x->out->header = f.p + f.rv.body_off;
 	x->out->header_len = f.rv.body_len;

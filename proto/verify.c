@@ -503,7 +503,7 @@ static int run(struct vstate *v)
 	r = read_frame(v, &f, MCPT_HEADER_MAX, true);
 	if (r)
 		return r < 0 ? r : 0;
-	r = mcpt_v_header(v, &f);
+	r = mcpt_v_header(v, &f, true);
 	if (!f.consumed)
 		mcpt_reader_consume(&v->rd, f.len);
 	if (r)

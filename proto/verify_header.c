@@ -183,13 +183,18 @@ static enum mcpt_code parse(struct vstate *v, const struct vframe *f, char *msg,
 	return code;
 }
 
-int mcpt_v_header(struct vstate *v, struct vframe *f)
+int mcpt_v_header(struct vstate *v, struct vframe *f, bool torn_ok)
 {
 	enum mcpt_code code;
 	char msg[200];
+	int r;
 
 	code = parse(v, f, msg, sizeof(msg));
 	if (code != MCPT_OK) {
+		/* the Header's sectors never reached the disk (a crash after the preamble): no
+		 * Header, as when the stream ends before it, not a bad one */
+		if (torn_ok && (r = mcpt_v_zero_tail_after(v, f)) != 0)
+			return r;
 		mcpt_v_fatal(v, code, 0, f->offset, "%s", msg);
 		return 1;
 	}

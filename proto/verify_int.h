@@ -121,8 +121,10 @@ int mcpt_v_offer(struct vstate *v, const struct vframe *f);
 int mcpt_v_zero_tail_after(struct vstate *v, struct vframe *f);
 int mcpt_v_unpack_check(struct vstate *v, uint32_t type, const uint8_t *body, size_t len);
 
-/* verify_header.c: frame 0. Sets v->fatal (and v->done) when the trace cannot be verified. */
-int mcpt_v_header(struct vstate *v, struct vframe *f);
+/* verify_header.c: frame 0. Sets v->fatal (and v->done) when the trace cannot be verified.
+ * torn_ok (a stream, not an excerpt): a Header that does not parse and ends in zeros running
+ * to EOF is a zero tail (mcpt_v_zero_tail_after), not an error. */
+int mcpt_v_header(struct vstate *v, struct vframe *f, bool torn_ok);
 
 /* verify_seal.c */
 struct seal_check {

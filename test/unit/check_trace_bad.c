@@ -515,6 +515,45 @@ START_TEST(test_zero_fill_inside_a_parsed_frame)
 }
 END_TEST
 
+/* A crash right after the preamble: the Header's end never reached the disk, so its frame and
+ * everything after it are zeros. No Header, as when the stream ends before it, not a bad one. */
+START_TEST(test_zero_torn_header)
+{
+	static const uint8_t zeros[4096];
+	struct mcpt_report rep;
+	struct forge f;
+
+	forge_init(&f, 1, 0, NULL, NULL);
+	ck_assert_uint_gt(f.out.len, MCPT_PREAMBLE_LEN + 40);
+	memset(f.out.p + MCPT_PREAMBLE_LEN + 20, 0, f.out.len - MCPT_PREAMBLE_LEN - 20);
+	forge_raw(&f, zeros, sizeof(zeros));
+	verify_bytes(f.out.p, f.out.len, &rep);
+	ck_assert_int_eq(rep.verdict, MCPT_VALID_PREFIX);
+	ck_assert_int_eq(rep.code, MCPT_E_UNVERIFIED); /* as for a stream that ends there */
+	ck_assert(rep.zero_tail);
+	ck_assert(!rep.have_header);
+	ck_assert_uint_eq(rep.verified_through_record, 0);
+	ck_assert_msg(strstr(rep.message, "ends before its Header") &&
+			      strstr(rep.message, "crash artifact"),
+		      "%s", rep.message);
+	mcpt_report__fini(&rep);
+	forge_fini(&f);
+}
+END_TEST
+
+/* The same Header with only its last bytes zeroed, nothing after: a damaged Header, since a
+ * crash leaves whole sectors unwritten. */
+START_TEST(test_short_zero_run_in_header_is_invalid)
+{
+	struct forge f;
+
+	forge_init(&f, 1, 0, NULL, NULL);
+	ck_assert_uint_ge((f.out.len - 6 + 511) & ~(size_t)511, f.out.len); /* no sector boundary */
+	memset(f.out.p + f.out.len - 6, 0, 6);
+	expect_forge(&f, MCPT_INVALID, MCPT_E_HEADER, "Header");
+}
+END_TEST
+
 START_TEST(test_zeros_then_data)
 {
 	static const uint8_t zeros[100];
@@ -551,6 +590,8 @@ Suite *trace_bad_suite(void)
 	tcase_add_test(t, test_zero_torn_seal);
 	tcase_add_test(t, test_short_zero_run_is_not_a_crash);
 	tcase_add_test(t, test_zeros_then_data);
+	tcase_add_test(t, test_zero_torn_header);
+	tcase_add_test(t, test_short_zero_run_in_header_is_invalid);
 	suite_add_tcase(s, p);
 	suite_add_tcase(s, h);
 	suite_add_tcase(s, fr);
