@@ -12,17 +12,6 @@
 
 #include "internal.h"
 
-size_t mcpt_uvarint_len(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 size_t mcpt_uvarint_put(uint8_t *out, uint32_t v)
 {
 	size_t n = 0;

@@ -32,7 +32,12 @@
 
 /* ---- framing.c ---- */
 
-size_t mcpt_uvarint_len(uint64_t v);
+/* Bytes of v as a uvarint: one per started group of 7 bits (inline: the writer asks several
+ * times per record). */
+static inline size_t mcpt_uvarint_len(uint64_t v)
+{
+	return (size_t)(70 - __builtin_clzll(v | 1)) / 7;
+}
 size_t mcpt_uvarint_put(uint8_t *out, uint32_t v);
 /* Decodes a minimal uvarint32 from p[0..n). 0 and *used on success; -EAGAIN when n ends inside
  * the varint; -EOVERFLOW for more than 5 bytes or a value >= 2^32; -EINVAL when not minimal. */

@@ -205,7 +205,8 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 	}
 	w->is_reg = S_ISREG(st.st_mode);
 	w->ts_delta = opts && opts->ts_delta;
-	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new())) ||
+	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new(randombytes_random() |
+								  (uint64_t)randombytes_random() << 32))) ||
 	    (opts && opts->task_table && !(w->tt = mcpt_wtt_new()))) {
 		err = -ENOMEM;
 		goto fail;

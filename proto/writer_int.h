@@ -56,7 +56,7 @@ int mcpt_writer_room(struct mcpt_writer *w, size_t n);
 
 /* writer_vt.c: the writer's value table (NULL and errno on allocation failure). */
 struct mcpt_wvt;
-struct mcpt_wvt *mcpt_wvt_new(void);
+struct mcpt_wvt *mcpt_wvt_new(uint64_t seed);
 
 /* writer_tt.c: the writer's task table (NULL and errno on allocation failure), and what it
  * decides for one event: its entry (-1: not a candidate, or the table is full), whether to

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tabhash.h"
 #include "valtab_int.h"
 #include "writer_int.h"
 
@@ -30,16 +31,20 @@ struct wvt_entry {
 };
 
 struct mcpt_wvt {
-	uint64_t chunk;
+	uint64_t chunk, seed;
 	uint32_t n, ids, used;	 /* entries, ids given, store bytes */
 	uint16_t slot[WVT_HASH]; /* entry index + 1; 0 = free */
 	struct wvt_entry e[MCPT_VT_MAX_VALUES];
 	uint8_t store[MCPT_VT_MAX_BYTES];
 };
 
-struct mcpt_wvt *mcpt_wvt_new(void)
+struct mcpt_wvt *mcpt_wvt_new(uint64_t seed)
 {
-	return calloc(1, sizeof(struct mcpt_wvt));
+	struct mcpt_wvt *t = calloc(1, sizeof(struct mcpt_wvt));
+
+	if (t)
+		t->seed = seed;
+	return t;
 }
 
 static void wvt_reset(struct mcpt_wvt *t, uint64_t chunk)
@@ -52,13 +57,11 @@ static void wvt_reset(struct mcpt_wvt *t, uint64_t chunk)
 	t->chunk = chunk;
 }
 
-static uint32_t hash_of(const uint8_t *p, size_t n)
+/* Under a random seed, which the monitored process cannot know: it cannot pick values that
+ * collide and make every lookup walk a long run of slots. Nothing written depends on it. */
+static uint32_t hash_of(const struct mcpt_wvt *t, const uint8_t *p, size_t n)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	while (n--)
-		h = (h ^ *p++) * 16777619u;
-	return h;
+	return (uint32_t)mcpt_tabhash(t->seed, p, n);
 }
 
 /* The entry holding b, or the free slot where it would go (*free_slot). -1 when absent. */
@@ -144,7 +147,7 @@ static void plan(struct mcpt_wvt *t, Mcpt__Event *ev, struct vt_plan *p)
 		uses[p->first[i]]++;
 		if (p->first[i] != i)
 			continue;
-		h = hash_of(b->data, b->len);
+		h = hash_of(t, b->data, b->len);
 		p->ent[i] = wvt_find(t, b, h, &slot);
 		if (p->ent[i] < 0)
 			p->ent[i] = wvt_add(t, b, h, slot); /* met now: may be defined below */

@@ -32,6 +32,28 @@ START_TEST(test_varint_round_trip)
 }
 END_TEST
 
+/* The length of a 64-bit uvarint (the task table's zigzagged values), at every bit length and
+ * on both sides of each 7-bit boundary, against the plain loop. */
+START_TEST(test_uvarint_len_64)
+{
+	for (unsigned bits = 0; bits <= 64; bits++) {
+		uint64_t top = bits ? (bits == 64 ? UINT64_MAX : (1ull << bits) - 1) : 0;
+		uint64_t cases[3] = {top, top >> 1, bits ? 1ull << (bits - 1) : 0};
+
+		for (unsigned c = 0; c < 3; c++) {
+			uint64_t v = cases[c];
+			size_t want = 1;
+
+			while (v >= 0x80) {
+				v >>= 7;
+				want++;
+			}
+			ck_assert_uint_eq(mcpt_uvarint_len(cases[c]), want);
+		}
+	}
+}
+END_TEST
+
 /* The decoding rule written out plainly, for the exhaustive comparison below. */
 static int varint_ref(const uint8_t *p, size_t n, uint32_t *v, size_t *used)
 {
@@ -230,6 +252,7 @@ Suite *trace_framing_suite(void)
 	TCase *c = tcase_create("core");
 
 	tcase_add_test(c, test_varint_round_trip);
+	tcase_add_test(c, test_uvarint_len_64);
 	tcase_add_test(c, test_varint_strict);
 	tcase_add_test(c, test_varint_short_exhaustive);
 	tcase_add_test(c, test_record_split);

@@ -6,6 +6,7 @@
  *            holds it twice; the table empties at each chunk; definitions that would not share
  *            the event's chunk are not written (the value stays inline); past 1024 values or
  *            64 KiB a chunk's new values stay inline; the Header carries the feature bit;
+ *            the table's hash changes with every bit of a value, its length and its seed;
  *   round:   a trace written with the table verifies VALID_COMPLETE and every record handed
  *            to the callback (streamed, or held and unpacked by the caller with rec.chunk)
  *            resolves to exactly the values given to the writer; an excerpt of a referencing
@@ -24,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "tabhash.h"
 #include "trace_testlib.h"
 
 Suite *valtab_suite(void);
@@ -515,6 +517,28 @@ START_TEST(test_undeclared_table)
 }
 END_TEST
 
+/* The writer table's hash (proto/tabhash.h) takes every byte and the length into account:
+ * each bit of a value of 0..40 bytes, flipped, changes it, as do the seed and one more zero
+ * byte. (The table compares bytes on a hash match, so this is about its speed, not its
+ * results: a hash that ignored a byte would send such values down one run of slots.) */
+START_TEST(test_hash_takes_every_byte)
+{
+	uint8_t v[41] = {0};
+
+	for (size_t n = 0; n <= 40; n++) {
+		uint64_t h = mcpt_tabhash(7, v, n);
+
+		ck_assert_uint_ne(h, mcpt_tabhash(8, v, n));
+		ck_assert_uint_ne(h, mcpt_tabhash(7, v, n + 1));
+		for (size_t bit = 0; bit < n * 8; bit++) {
+			v[bit / 8] ^= (uint8_t)(1u << bit % 8);
+			ck_assert_msg(mcpt_tabhash(7, v, n) != h, "length %zu, bit %zu", n, bit);
+			v[bit / 8] ^= (uint8_t)(1u << bit % 8);
+		}
+	}
+}
+END_TEST
+
 Suite *valtab_suite(void)
 {
 	Suite *s = suite_create("valtab");
@@ -525,6 +549,7 @@ Suite *valtab_suite(void)
 	tcase_add_test(w, test_chunk_boundary);
 	tcase_add_test(w, test_bound_values);
 	tcase_add_test(w, test_bound_bytes);
+	tcase_add_test(w, test_hash_takes_every_byte);
 	tcase_add_test(r, test_round_trip);
 	tcase_add_test(r, test_excerpt);
 	tcase_add_test(h, test_table_hostile);
