@@ -31,7 +31,6 @@
 #define POLL_MS	       50 /* longest wait before draining what is below the wake-up mark */
 #define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
 #define MAX_ALIVE_SCAN 4096
-#define MARK_SEAL_MS   10 /* at most 100 call-end seals per second (TRACE-FORMAT.md 4.7) */
 /* Records drained per loop turn: a server flooding the ring must not starve signal forwarding,
  * the control channel, timed seals and loss accounting (the drain would otherwise run as
  * long as the flood does). */
@@ -74,15 +73,12 @@ static int append(struct session *s, enum mcpt_type type, const ProtobufCMessage
 	return err;
 }
 
-/* A response (or any server write) just ended: seal soon, so a call's evidence is proven as
- * soon as it is complete, at most every MARK_SEAL_MS. */
+/* A response (or any server write) just ended: seal once this turn's records are written, so
+ * a call's evidence is proven as soon as it is complete. The writer holds back a MARK seal
+ * that comes sooner than 10 ms after the last seal and makes it at that mark (at most 100 a
+ * second, TRACE-FORMAT.md 4.7), so a flag is all a record costs here. */
 static void seal_after_write(struct session *s)
 {
-	uint64_t now_ms = now_ns(CLOCK_MONOTONIC) / 1000000;
-
-	if (now_ms - s->last_mark_seal_ms < MARK_SEAL_MS)
-		return;
-	s->last_mark_seal_ms = now_ms;
 	s->seal_pending = true;
 }
 

@@ -29,7 +29,6 @@ struct session {
 	uint64_t loss_seen[MW_LOSS_REASONS]; /* counters already written as Loss records */
 	uint64_t loss_seq; /* kernel's next sequence number before the counters were last read */
 	uint64_t records;
-	uint64_t last_mark_seal_ms;
 	uint32_t drained_this_turn;
 	bool ring_backlog; /* the last drain stopped at its budget */
 	bool seal_pending; /* a server write ended: seal at the end of this loop turn */
