@@ -32,11 +32,14 @@
 
 /* ---- framing.c ---- */
 
-/* Bytes of v as a uvarint: one per started group of 7 bits (inline: the writer asks several
- * times per record). */
+/* Bytes of v as a uvarint: one per started group of 7 bits, i.e. floor(log2 v) / 7 + 1, here
+ * (b * 9 + 73) / 64 for b = floor(log2 v), exact for b in 0..63 (inline: the writer asks
+ * several times per record, mostly for values under 128). */
 static inline size_t mcpt_uvarint_len(uint64_t v)
 {
-	return (size_t)(70 - __builtin_clzll(v | 1)) / 7;
+	if (v < 0x80)
+		return 1;
+	return ((size_t)(63 ^ __builtin_clzll(v)) * 9 + 73) >> 6;
 }
 size_t mcpt_uvarint_put(uint8_t *out, uint32_t v);
 /* Decodes a minimal uvarint32 from p[0..n). 0 and *used on success; -EAGAIN when n ends inside

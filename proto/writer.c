@@ -179,6 +179,7 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 	Mcpt__LossTotals zero = MCPT__LOSS_TOTALS__INIT;
 	struct mcpt_writer *w;
 	struct stat st;
+	uint64_t seed; /* the value table's hash */
 	int err = -EINVAL;
 
 	if (fd < 0 || !hdr || sodium_init() < 0) {
@@ -205,8 +206,8 @@ struct mcpt_writer *mcpt_writer__new(int fd, const Mcpt__Header *hdr, struct mcp
 	}
 	w->is_reg = S_ISREG(st.st_mode);
 	w->ts_delta = opts && opts->ts_delta;
-	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new(randombytes_random() |
-								  (uint64_t)randombytes_random() << 32))) ||
+	seed = randombytes_random() | (uint64_t)randombytes_random() << 32;
+	if ((opts && opts->value_table && !(w->vt = mcpt_wvt_new(seed))) ||
 	    (opts && opts->task_table && !(w->tt = mcpt_wtt_new()))) {
 		err = -ENOMEM;
 		goto fail;
@@ -318,6 +319,25 @@ int mcpt_writer__append_raw(struct mcpt_writer *w, uint32_t type, const uint8_t 
 	if (len)
 		memcpy(dst, body, len);
 	return frame_end(w, type, frame_len, ts);
+}
+
+int mcpt_writer_path_def(struct mcpt_writer *w, uint32_t id, const uint8_t *value, size_t len)
+{
+	size_t body = 1 + mcpt_uvarint_len(id) + 1 + mcpt_uvarint_len(len) + len, frame_len;
+	uint8_t *p;
+	int err;
+
+	if (!id || !len || len > UINT32_MAX)
+		return -EINVAL; /* proto3 would leave a zero field out */
+	err = frame_begin(w, MCPT_T_PATH_DEF, body, &p, &frame_len);
+	if (err)
+		return err;
+	*p++ = 1 << 3 | 0; /* id: varint */
+	p += mcpt_uvarint_put(p, id);
+	*p++ = 2 << 3 | 2; /* value: length-delimited */
+	p += mcpt_uvarint_put(p, (uint32_t)len);
+	memcpy(p, value, len);
+	return frame_end(w, MCPT_T_PATH_DEF, frame_len, 0);
 }
 
 int mcpt_writer__set_loss(struct mcpt_writer *w, Mcpt__LossSource src, uint64_t cumulative)

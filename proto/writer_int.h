@@ -53,6 +53,10 @@ int mcpt_writer_flush(struct mcpt_writer *w);
 /* Makes room for a frame of n bytes at the end of the output buffer (flushing first when the
  * buffer is over its threshold). 0 or -errno (sticky). */
 int mcpt_writer_room(struct mcpt_writer *w, size_t n);
+/* Appends PathDef{id, value} as protobuf-c packs it (id and len > 0), packed in place: the
+ * generic packer cost a thousand instructions a definition, and a busy server's chunks define
+ * nearly one value per event. */
+int mcpt_writer_path_def(struct mcpt_writer *w, uint32_t id, const uint8_t *value, size_t len);
 
 /* writer_vt.c: the writer's value table (NULL and errno on allocation failure). */
 struct mcpt_wvt;

@@ -168,12 +168,8 @@ static void plan(struct mcpt_wvt *t, Mcpt__Event *ev, struct vt_plan *p)
 
 static int append_def(struct mcpt_writer *w, struct wvt_entry *e)
 {
-	Mcpt__PathDef d = MCPT__PATH_DEF__INIT;
-
-	d.id = ++w->vt->ids;
-	d.value = (ProtobufCBinaryData){e->len, w->vt->store + e->off};
-	e->id = d.id;
-	return mcpt_writer__append(w, MCPT_T_PATH_DEF, &d.base, 0);
+	e->id = ++w->vt->ids;
+	return mcpt_writer_path_def(w, e->id, w->vt->store + e->off, e->len);
 }
 
 /* The tables' definitions for ev, values first, then its task. */

@@ -7,6 +7,7 @@
  *            the event's chunk are not written (the value stays inline); past 1024 values or
  *            64 KiB a chunk's new values stay inline; the Header carries the feature bit;
  *            the table's hash changes with every bit of a value, its length and its seed;
+ *            each definition is byte for byte protobuf-c's packing of it;
  *   round:   a trace written with the table verifies VALID_COMPLETE and every record handed
  *            to the callback (streamed, or held and unpacked by the caller with rec.chunk)
  *            resolves to exactly the values given to the writer; an excerpt of a referencing
@@ -226,6 +227,68 @@ START_TEST(test_bound_bytes)
 		ck_assert_uint_eq(e.data_ref, i == 15 ? 1 : 0);
 	}
 	tl_tab_close(&f, &t);
+	tl_bytes_free(&t);
+}
+END_TEST
+
+/* Definitions are packed by hand (mcpt_writer_path_def): each is byte for byte what
+ * protobuf-c packs for the same PathDef, at ids of one and two bytes and values whose length
+ * prefix takes one or two bytes. */
+struct defs_seen {
+	unsigned defs, long_ids, long_values;
+};
+
+static int on_def(void *ctx, const struct mcpt_record *rec)
+{
+	struct defs_seen *s = ctx;
+	Mcpt__PathDef *d;
+	uint8_t buf[8192];
+
+	if (rec->type != MCPT_T_PATH_DEF)
+		return 0;
+	d = mcpt__path_def__unpack(NULL, rec->body_len, rec->body);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_le(mcpt__path_def__get_packed_size(d), sizeof(buf));
+	ck_assert_uint_eq(mcpt__path_def__pack(d, buf), rec->body_len);
+	ck_assert(memcmp(buf, rec->body, rec->body_len) == 0);
+	s->defs++;
+	s->long_ids += d->id >= 128;
+	s->long_values += d->value.len >= 128;
+	mcpt__path_def__free_unpacked(d, NULL);
+	return 0;
+}
+
+START_TEST(test_defs_as_protobuf_packs_them)
+{
+	/* 36 KiB in all: under the table's bound */
+	static const size_t lens[] = {4, 5, 127, 128, 129, 200, 250};
+	static char bufs[300][256];
+	struct defs_seen s = {0};
+	struct mcpt_report rep;
+	struct tl_tab f;
+	struct tl_bytes t;
+
+	tl_tab_open(&f, 65536, 65536, true, false);
+	for (unsigned n = 0; n < 300; n++) { /* each value twice in its record: defined at once */
+		Mcpt__Event e = MCPT__EVENT__INIT;
+
+		char head[8];
+
+		snprintf(head, sizeof(head), "%03u/", n); /* distinct at every length */
+		memset(bufs[n], 'a' + n % 26, lens[n % 7]);
+		memcpy(bufs[n], head, 4);
+		e.path = (ProtobufCBinaryData){lens[n % 7], (uint8_t *)bufs[n]};
+		e.opened_path = e.path;
+		ck_assert_uint_eq(tl_tab_put(&f, &e), 1);
+		ck_assert_uint_eq(e.path_ref, n + 1);
+	}
+	tl_tab_close(&f, &t);
+	ck_assert_int_eq(tl_verify(t.p, t.len, &(struct tl_verify){.key = 1}, on_def, &s, &rep), 0);
+	ck_assert_msg(rep.verdict == MCPT_VALID_COMPLETE, "%s", rep.message);
+	ck_assert_uint_eq(s.defs, 300);
+	ck_assert_uint_eq(s.long_ids, 300 - 127);
+	ck_assert_uint_gt(s.long_values, 100);
+	mcpt_report__fini(&rep);
 	tl_bytes_free(&t);
 }
 END_TEST
@@ -550,6 +613,7 @@ Suite *valtab_suite(void)
 	tcase_add_test(w, test_bound_values);
 	tcase_add_test(w, test_bound_bytes);
 	tcase_add_test(w, test_hash_takes_every_byte);
+	tcase_add_test(w, test_defs_as_protobuf_packs_them);
 	tcase_add_test(r, test_round_trip);
 	tcase_add_test(r, test_excerpt);
 	tcase_add_test(h, test_table_hostile);
