@@ -22,7 +22,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               (wl_pathcall.c: chmod, sendto) whose calls have the tamper check's entry stash.
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
-              refused bpf() calls with integers only: the cheapest recorded syscall). The
+              refused bpf() calls with integers only: the cheapest recorded syscall; opens of
+              64 files in turn, with the file opened: a value definition each). The
               minimal tracer gets the same runs for the opens (unless --no-reference).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump (text, --json) / analyze (default policy; text, json, sarif) /
@@ -52,7 +53,7 @@ import time
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = "/usr/bin/python3"
-EVGEN_CLASS = {"open": "file", "bpf": "privilege"}  # evgen KIND -> tracestat record class
+EVGEN_CLASS = {"open": "file", "bpf": "privilege", "files": "file"}  # evgen KIND -> tracestat class
 NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
@@ -501,6 +502,18 @@ class Bench:
             rows[name] = {"untracked": delta(s0, s1, name), "tracked": delta(s1, s2, name)}
         return rows
 
+    def evgen_files(self):
+        """The directory of evgen's files kind: f00 to f63, readable by the generator."""
+        d = self.j("evgen-files")
+        if not os.path.isdir(d):
+            os.mkdir(d)
+            os.chmod(d, 0o755)
+            for i in range(64):
+                with open(os.path.join(d, "f%02d" % i), "w") as f:
+                    f.write("x")
+                os.chmod(os.path.join(d, "f%02d" % i), 0o644)
+        return d
+
     def throughput(self):
         rates = self.a.rates
         rows = []
@@ -521,6 +534,8 @@ class Bench:
             threads = 1 if rate <= 300000 else 2
             trace = self.trace_path("rate")
             evgen = [self.bin + "/evgen", str(rate), str(self.a.seconds), str(threads), kind]
+            if kind == "files":
+                evgen.append(self.evgen_files())
             cmd = self.collect_cmd(trace, evgen) if tracer == "mcpwitness" else \
                 self.reftracer_cmd(trace, evgen)
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -850,9 +865,11 @@ def main():
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
     ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--evgen", default="open,bpf",
+    ap.add_argument("--evgen", default="open,bpf,files",
                     help="throughput: event kinds to generate (open: failing openat records "
-                         "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only)")
+                         "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only; "
+                         "files: opens of 64 files in turn, path and opened file, a value "
+                         "definition each)")
     ap.add_argument("--analyzer", help="the analyzer the analyzer and icount sections time "
                     "(default: BUILD/analyzer/mcpwitness; e.g. the packaged build's, "
                     "build-deb/analyzer/mcpwitness)")

@@ -8,9 +8,12 @@
  * KIND says which syscall: `open` (default), an openat of a missing absolute path (one file
  * record with its path, no directory walk); `bpf`, a bpf(-1, NULL, 0) refused at once (one
  * privilege-family record of integers: the cheapest recorded call, so the generator can offer
- * more than the open records allow on few cores).
+ * more than the open records allow on few cores); `files`, an openat (and close) of DIR/f00
+ * to DIR/f63 in turn (bench.py makes them): a record with the path as passed and the file
+ * opened, walked from the new fd, whose value the trace defines once a chunk of 64 records,
+ * so a definition per event (the MCP-like mix of gentrace.c has 0.85).
  *
- * usage: evgen RATE SECONDS [THREADS [KIND]]
+ * usage: evgen RATE SECONDS [THREADS [open | bpf | files DIR]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,10 +28,16 @@
 #include "wl_common.h"
 
 #define BATCH 32
+#define FILES 64
+
+enum kind { K_OPEN, K_BPF, K_FILES };
+
+static char files[FILES][4096];
 
 struct gen {
 	double rate; /* events per second for this thread */
-	int bpf;     /* KIND bpf rather than open */
+	enum kind kind;
+	unsigned next; /* K_FILES: the next of files[] */
 	uint64_t end_ns;
 	uint64_t done;
 	pthread_t th;
@@ -45,10 +54,16 @@ static void *gen_run(void *arg)
 		int i;
 
 		for (i = 0; i < BATCH; i++) {
-			if (g->bpf)
+			if (g->kind == K_BPF) {
 				syscall(SYS_bpf, -1, NULL, 0); /* EINVAL or EPERM */
-			else
+			} else if (g->kind == K_OPEN) {
 				openat(AT_FDCWD, "/nonexistent/mcpwitness-bench", O_RDONLY);
+			} else {
+				int fd = openat(AT_FDCWD, files[g->next++ % FILES], O_RDONLY);
+
+				if (fd >= 0)
+					close(fd);
+			}
 		}
 		g->done += BATCH;
 		now = wl_now_ns();
@@ -65,30 +80,56 @@ static void *gen_run(void *arg)
 	return NULL;
 }
 
+/* K_FILES: the names of the files to open. 0, or -1 with a message. */
+static int name_files(const char *dir)
+{
+	for (int i = 0; i < FILES; i++) {
+		if (snprintf(files[i], sizeof(files[i]), "%s/f%02d", dir, i) >= (int)sizeof(files[i])) {
+			fprintf(stderr, "evgen: DIR too long\n");
+			return -1;
+		}
+		if (access(files[i], R_OK)) {
+			fprintf(stderr, "evgen: %s: %s\n", files[i], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const char *const kinds[] = {[K_OPEN] = "open", [K_BPF] = "bpf",
+					    [K_FILES] = "files"};
 	struct gen g[16];
 	double rate, secs;
-	int threads, i, use_bpf;
+	int threads, i, kind = K_OPEN;
 	uint64_t t0, total = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: evgen RATE SECONDS [THREADS [open|bpf]]\n");
+		fprintf(stderr, "usage: evgen RATE SECONDS [THREADS [open | bpf | files DIR]]\n");
 		return 2;
 	}
 	rate = atof(argv[1]);
 	secs = atof(argv[2]);
 	threads = argc > 3 ? atoi(argv[3]) : 1;
-	use_bpf = argc > 4 && strcmp(argv[4], "bpf") == 0;
-	if (rate <= 0 || secs <= 0 || threads < 1 || threads > 16 ||
-	    (argc > 4 && !use_bpf && strcmp(argv[4], "open") != 0)) {
-		fprintf(stderr, "evgen: bad RATE, SECONDS, THREADS (1-16) or KIND (open, bpf)\n");
+	for (kind = argc > 4 ? K_FILES : K_OPEN; argc > 4 && kind >= K_OPEN; kind--)
+		if (strcmp(argv[4], kinds[kind]) == 0)
+			break; /* kind < K_OPEN: none of them */
+	if (rate <= 0 || secs <= 0 || threads < 1 || threads > 16 || kind < K_OPEN ||
+	    (kind == K_FILES) != (argc == 6) || argc > 6) {
+		fprintf(stderr, "evgen: bad RATE, SECONDS, THREADS (1-16) or KIND (open, bpf, "
+				"files DIR)\n");
 		return 2;
 	}
+	if (kind == K_FILES && name_files(argv[5]))
+		return 2;
 	fprintf(stderr, "MWSTART\n"); /* bench.py samples the collector's CPU time from here */
 	t0 = wl_now_ns();
 	for (i = 0; i < threads; i++) {
-		g[i] = (struct gen){ .rate = rate / threads, .bpf = use_bpf, .end_ns = t0 + (uint64_t)(secs * 1e9) };
+		g[i] = (struct gen){.rate = rate / threads,
+				    .kind = (enum kind)kind,
+				    .next = (unsigned)i * FILES / (unsigned)threads,
+				    .end_ns = t0 + (uint64_t)(secs * 1e9)};
 		if (pthread_create(&g[i].th, NULL, gen_run, &g[i]))
 			return 1;
 	}
