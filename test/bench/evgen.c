@@ -68,7 +68,7 @@ static void *gen_run(void *arg)
 		g->done += BATCH;
 		now = wl_now_ns();
 		if (due > now + 50000) {
-			struct timespec ts = { 0, (long)(due - now) };
+			struct timespec ts = {0, (long)(due - now)};
 
 			nanosleep(&ts, NULL);
 			now = wl_now_ns();
@@ -84,7 +84,8 @@ static void *gen_run(void *arg)
 static int name_files(const char *dir)
 {
 	for (int i = 0; i < FILES; i++) {
-		if (snprintf(files[i], sizeof(files[i]), "%s/f%02d", dir, i) >= (int)sizeof(files[i])) {
+		if (snprintf(files[i], sizeof(files[i]), "%s/f%02d", dir, i) >=
+		    (int)sizeof(files[i])) {
 			fprintf(stderr, "evgen: DIR too long\n");
 			return -1;
 		}
@@ -98,8 +99,8 @@ static int name_files(const char *dir)
 
 int main(int argc, char **argv)
 {
-	static const char *const kinds[] = {[K_OPEN] = "open", [K_BPF] = "bpf",
-					    [K_FILES] = "files"};
+	static const char *const kinds[] = {
+		[K_OPEN] = "open", [K_BPF] = "bpf", [K_FILES] = "files"};
 	struct gen g[16];
 	double rate, secs;
 	int threads, i, kind = K_OPEN;
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 		pthread_join(g[i].th, NULL);
 		total += g[i].done;
 	}
-	fprintf(stderr, "RESULT evgen %.0f %llu\n", (double)total * 1e9 / (double)(wl_now_ns() - t0),
-		(unsigned long long)total);
+	fprintf(stderr, "RESULT evgen %.0f %llu\n",
+		(double)total * 1e9 / (double)(wl_now_ns() - t0), (unsigned long long)total);
 	return 0;
 }
