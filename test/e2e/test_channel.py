@@ -10,6 +10,10 @@ full: a server reads its stdin with readv into three buffers until end of file, 
   are numbered 0, 1, ... with the last one flagged.
 head: the same server under `--stdio head:1000`: each call keeps its first 1 000 bytes (across
   its iovecs), the rest is gap records, and frames and gaps still tile both streams.
+seal: a response is sealed (a MARK seal) soon after it is written, also when it comes 3 ms
+  after the one before, inside the 10 ms the writer keeps between two such seals: the seal is
+  held to that mark, not left to the 1 s segment timer. A 1 MiB ring (wake-up at 128 KiB) and
+  200 KB lines make the collector read each response as it comes.
 """
 import os
 import subprocess
@@ -100,6 +104,28 @@ class Channel(mwtest.E2ETestCase):
         # write(40 000): three chunks; writev(20 000, 20 000): two per iovec, numbered on
         self.assertEqual([len(f["data"]) for f in groups[1]], [16384, 16384, 7232])
         self.assertEqual([len(f["data"]) for f in groups[2]], [16384, 3616, 16384, 3616])
+
+    def test_response_sealed_soon(self):
+        server = ("import os, time\n"
+                  "line = b'{\"x\":\"' + b'a' * 200000 + b'\"}\\n'\n"
+                  "def put(b):\n"
+                  "    while b:\n"
+                  "        b = b[os.write(1, b):]\n"
+                  "put(line); time.sleep(0.003); put(line); time.sleep(0.5)\n")
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", server],
+                                 extra=["--linger", "0", "--ringbuf-size", "1"])
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        self.assertEqual(len(r.stdout), 2 * 200009)
+        recs = mwtest.dump_json(self.trace, self.keys)
+        writes = [i for i, f in enumerate(recs) if f.get("type") == "stdio" and
+                  f["dir"] == "WRITE" and f["last"]]
+        self.assertEqual(len(writes), 2, "two responses")
+        for w in writes:
+            seals = [f["flags"] for f in recs[w:] if f.get("type") == "seal"]
+            self.assertTrue(seals and seals[0] & 4 and not seals[0] & 1,
+                            "the response at record %d is not followed by a MARK seal before "
+                            "the FINAL one: %s" % (w, seals))
 
     def test_head(self):
         frames = self.record(["--stdio", "head:1000"])
