@@ -1,9 +1,8 @@
 /*
- * tabhash.h - the hash of a byte string for in-memory tables (the writer's value table, the
- * analyzer's string memo): eight bytes a step, where a byte at a time (FNV-1a) had cost the
- * collector a seventh of its time on small records. Not part of the trace format: nothing
- * written depends on it, and a table using it either bounds its probes or takes a seed the
- * monitored process cannot know.
+ * tabhash.h - the hash of a byte string for the writer's value table (writer_vt.c): eight
+ * bytes a step, where a byte at a time (FNV-1a) had cost the collector a seventh of its time
+ * on small records. Not part of the trace format: nothing written depends on it. The table
+ * seeds it at random, so the monitored process cannot pick values that collide.
  */
 #ifndef MCPT_TABHASH_H
 #define MCPT_TABHASH_H
