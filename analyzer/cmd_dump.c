@@ -20,7 +20,8 @@
 struct dump_ctx {
 	bool json;
 	uint64_t records;
-	struct strbuf line; /* the text of a record, kept from one to the next */
+	struct strbuf line;	  /* the text of a record, kept from one to the next */
+	struct strbuf scratch[2]; /* dump_json's */
 };
 
 static void usage(FILE *out)
@@ -37,7 +38,8 @@ static int on_record(void *ctx, const struct replay_rec *r)
 	struct dump_ctx *d = ctx;
 
 	d->records++;
-	return d->json ? dump_json(stdout, r, &d->line) : dump_text(stdout, r, &d->line);
+	return d->json ? dump_json(stdout, r, &d->line, d->scratch)
+		       : dump_text(stdout, r, &d->line);
 }
 
 /* Without a key the framing, hashes, chain and counts are still checked: a trace that fails
@@ -65,8 +67,7 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 	/* with a key, a failed verification is 3 whatever broke, a Header that fails its
 	 * digest or names another key (then not kept) included */
 	if (verified && (rep->verdict == MCPT_INVALID || rep->verdict == MCPT_WRONG_KEY)) {
-		p_err("%s: %s: %s", trace, mcpt_report_verdict_name(rep),
-		      replay_message(rep, msg));
+		p_err("%s: %s: %s", trace, mcpt_report_verdict_name(rep), replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
 	}
 	if (structure_bad(rep, verified)) {
@@ -81,7 +82,8 @@ static int dump_outcome(const char *trace, const struct mcpt_report *rep, bool v
 
 static int dump_run(const char *trace, const struct replay_opts *ro, bool json)
 {
-	struct dump_ctx d = {.json = json, .line = STRBUF_INIT};
+	struct dump_ctx d = {
+		.json = json, .line = STRBUF_INIT, .scratch = {STRBUF_INIT, STRBUF_INIT}};
 	struct replay *r = replay__new(ro);
 	char err[512];
 	int fd = -1, rc, code = MW_EXIT_USAGE;
@@ -108,6 +110,8 @@ cleanup:
 		close(fd);
 	replay__free(r);
 	strbuf_fini(&d.line);
+	strbuf_fini(&d.scratch[0]);
+	strbuf_fini(&d.scratch[1]);
 	return code;
 }
 

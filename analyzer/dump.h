@@ -19,8 +19,10 @@ struct strbuf;
  * next). Returns 0 or -ENOMEM. */
 int dump_text(FILE *out, const struct replay_rec *r, struct strbuf *sb);
 
-/* One JSON object and a newline, made in sb (as dump_text). Returns 0 or -ENOMEM. */
-int dump_json(FILE *out, const struct replay_rec *r, struct strbuf *sb);
+/* One JSON object and a newline, made in sb (as dump_text), with scratch for escaped and
+ * formatted values (scratch[0] and [1], kept from one record to the next, like sb). Returns 0
+ * or -ENOMEM. */
+int dump_json(FILE *out, const struct replay_rec *r, struct strbuf *sb, struct strbuf *scratch);
 /* That object (the caller owns it), or NULL when memory runs out. */
 json_t *dump_json_object(const struct replay_rec *r);
 

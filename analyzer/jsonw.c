@@ -8,6 +8,9 @@
  * handed over are written here the same way, straight into the buffer (jansson's own dump
  * calls its writer once per token and was most of the cost of a JSON report): strings escaped
  * as jansson escapes them, reals by jansson itself. unit.jsonw compares the two.
+ *
+ * The compact form (jsonl_*, dump --json's lines) is written the same way, with "," and ":"
+ * and no whitespace, from calls made member by member instead of a tree.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -90,9 +93,8 @@ static int put_real(struct strbuf *sb, const json_t *v)
 	return 0;
 }
 
-/* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level; or, with
- * compact, as JSON_COMPACT | JSON_ENCODE_ANY writes it (no newline, no space). */
-static int put_value(struct strbuf *sb, const json_t *v, unsigned level, bool compact)
+/* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level. */
+static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
 {
 	bool obj = json_is_object(v);
 	size_t n = obj ? json_object_size(v) : json_is_array(v) ? json_array_size(v) : 0;
@@ -127,18 +129,17 @@ static int put_value(struct strbuf *sb, const json_t *v, unsigned level, bool co
 	for (size_t i = 0; !err && i < n; i++) {
 		if (i)
 			strbuf_putc(sb, ',');
-		if (!compact)
-			newline(sb, level + 1);
+		newline(sb, level + 1);
 		if (obj) {
 			put_string(sb, json_object_iter_key(it), json_object_iter_key_len(it));
-			strbuf_put(sb, ": ", compact ? 1 : 2);
-			err = put_value(sb, json_object_iter_value(it), level + 1, compact);
+			strbuf_put(sb, ": ", 2);
+			err = put_value(sb, json_object_iter_value(it), level + 1);
 			it = json_object_iter_next((json_t *)v, it);
 		} else {
-			err = put_value(sb, json_array_get(v, i), level + 1, compact);
+			err = put_value(sb, json_array_get(v, i), level + 1);
 		}
 	}
-	if (n && !compact)
+	if (n)
 		newline(sb, level);
 	strbuf_putc(sb, obj ? '}' : ']');
 	return err;
@@ -146,7 +147,7 @@ static int put_value(struct strbuf *sb, const json_t *v, unsigned level, bool co
 
 static void dump(struct jsonw *w, const json_t *v)
 {
-	int err = put_value(&w->sb, v, w->depth, false);
+	int err = put_value(&w->sb, v, w->depth);
 
 	w->err = w->err ?: err;
 }
@@ -222,9 +223,133 @@ int jsonw_finish(struct jsonw *w)
 	return w->err;
 }
 
-int jsonw_compact(struct strbuf *sb, const json_t *v)
-{
-	int err = put_value(sb, v, 0, true);
+/* ---- the compact form, member by member ---------------------------------------------------- */
 
-	return err ?: strbuf_error(sb);
+/* The separator before a member or element, and its key: a key with nothing to escape (all of
+ * dump's) is copied as it is, with the separator, in one append. */
+static void jsonl_item(struct jsonl *j, const char *key)
+{
+	bool comma = false;
+	char q[64];
+	size_t n, k;
+
+	if (j->depth) {
+		comma = !j->empty[j->depth - 1];
+		j->empty[j->depth - 1] = false;
+	}
+	if (!key) {
+		if (comma)
+			strbuf_putc(j->sb, ',');
+		return;
+	}
+	n = strlen(key);
+	if (n > sizeof(q) - 4 || json_plain_len((const uint8_t *)key, n, true) != n) {
+		if (comma)
+			strbuf_putc(j->sb, ',');
+		put_string(j->sb, key, n);
+		strbuf_putc(j->sb, ':');
+		return;
+	}
+	k = 0;
+	if (comma)
+		q[k++] = ',';
+	q[k++] = '"';
+	memcpy(q + k, key, n);
+	k += n;
+	q[k++] = '"';
+	q[k++] = ':';
+	strbuf_put(j->sb, q, k);
+}
+
+void jsonl_begin(struct jsonl *j, struct strbuf *sb, struct strbuf *esc)
+{
+	j->sb = sb;
+	j->esc = esc;
+	j->depth = 0;
+	j->err = 0;
+	jsonl_open(j, NULL, '{');
+}
+
+void jsonl_open(struct jsonl *j, const char *key, char bracket)
+{
+	jsonl_item(j, key);
+	strbuf_putc(j->sb, bracket);
+	if (j->depth == JSONL_DEPTH_MAX) { /* the caller's mistake: jsonl_end reports it */
+		j->err = -EINVAL;
+		return;
+	}
+	j->closing[j->depth] = bracket == '{' ? '}' : ']';
+	j->empty[j->depth++] = true;
+}
+
+void jsonl_close(struct jsonl *j)
+{
+	if (j->depth)
+		strbuf_putc(j->sb, j->closing[--j->depth]);
+}
+
+void jsonl_int(struct jsonl *j, const char *key, int64_t v)
+{
+	jsonl_item(j, key);
+	strbuf_puti(j->sb, v);
+}
+
+void jsonl_u64(struct jsonl *j, const char *key, uint64_t v)
+{
+	jsonl_item(j, key);
+	if (v > INT64_MAX)
+		strbuf_putc(j->sb, '"');
+	strbuf_putu(j->sb, v);
+	if (v > INT64_MAX)
+		strbuf_putc(j->sb, '"');
+}
+
+void jsonl_bool(struct jsonl *j, const char *key, bool v)
+{
+	jsonl_item(j, key);
+	strbuf_put(j->sb, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jsonl_null(struct jsonl *j, const char *key)
+{
+	jsonl_item(j, key);
+	strbuf_put(j->sb, "null", 4);
+}
+
+void jsonl_strn(struct jsonl *j, const char *key, const char *s, size_t n)
+{
+	jsonl_item(j, key);
+	put_string(j->sb, s, n);
+}
+
+void jsonl_str(struct jsonl *j, const char *key, const char *s)
+{
+	jsonl_strn(j, key, s, strlen(s));
+}
+
+void jsonl_bytes(struct jsonl *j, const char *key, const uint8_t *p, size_t n)
+{
+	/* printable ASCII but for '"', '\\' and DEL: strbuf_escape leaves it as it is, and so does
+	 * the JSON string (most paths) */
+	if (json_plain_len(p, n, false) == n && !memchr(p, 0x7f, n)) {
+		jsonl_item(j, key);
+		strbuf_putc(j->sb, '"');
+		strbuf_put(j->sb, p, n);
+		strbuf_putc(j->sb, '"');
+		return;
+	}
+	strbuf_reset(j->esc);
+	strbuf_escape(j->esc, p, n, 0);
+	if (strbuf_error(j->esc)) {
+		j->err = -ENOMEM;
+		return;
+	}
+	jsonl_strn(j, key, j->esc->buf ? j->esc->buf : "", j->esc->len);
+}
+
+int jsonl_end(struct jsonl *j)
+{
+	while (j->depth)
+		jsonl_close(j);
+	return j->err ?: strbuf_error(j->sb);
 }

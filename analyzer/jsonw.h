@@ -14,6 +14,7 @@
 #define MW_JSONW_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "strbuf.h"
@@ -42,8 +43,38 @@ void jsonw_put(struct jsonw *w, const char *key, struct json_t *v);
 /* Ends the document with a newline and writes what is left. Returns 0 or the first error. */
 int jsonw_finish(struct jsonw *w);
 
-/* Appends v to sb as json_dumpb(v, JSON_COMPACT | JSON_ENCODE_ANY) writes it (one line: dump
- * --json's records). Returns 0, -ENOMEM, or -EINVAL for a value nested too deep. */
-int jsonw_compact(struct strbuf *sb, const struct json_t *v);
+/* One object in the compact form (dump --json's records), written member by member straight
+ * into a strbuf, byte for byte as json_dumpb(obj, JSON_COMPACT) writes the object that the
+ * same calls would build with jansson (members in call order; jansson keeps insertion
+ * order): no tree, no allocation per value. key is a member's name inside an object, NULL for
+ * an element of an array. Integers as jansson's; jsonl_u64 as traceinfo.h's json_u64 (a
+ * string past INT64_MAX); jsonl_bytes as json_bytes (strbuf_escape'd, then a JSON string);
+ * jsonl_str takes valid UTF-8, as json_string does. Errors are the strbuf's (sticky). */
+#define JSONL_DEPTH_MAX 8
+
+struct jsonl {
+	struct strbuf *sb;
+	struct strbuf *esc; /* jsonl_bytes's escaped text */
+	unsigned depth;
+	bool empty[JSONL_DEPTH_MAX];
+	char closing[JSONL_DEPTH_MAX];
+	int err; /* -EINVAL: nested too deep; -ENOMEM */
+};
+
+/* Starts the object at the end of sb; esc is scratch for jsonl_bytes (the caller's, kept from
+ * one object to the next). */
+void jsonl_begin(struct jsonl *j, struct strbuf *sb, struct strbuf *esc);
+/* Opens an object ('{') or an array ('[') as a member (key) or an element (key NULL). */
+void jsonl_open(struct jsonl *j, const char *key, char bracket);
+void jsonl_close(struct jsonl *j);
+void jsonl_int(struct jsonl *j, const char *key, int64_t v);
+void jsonl_u64(struct jsonl *j, const char *key, uint64_t v);
+void jsonl_bool(struct jsonl *j, const char *key, bool v);
+void jsonl_null(struct jsonl *j, const char *key);
+void jsonl_str(struct jsonl *j, const char *key, const char *s);
+void jsonl_strn(struct jsonl *j, const char *key, const char *s, size_t n);
+void jsonl_bytes(struct jsonl *j, const char *key, const uint8_t *p, size_t n);
+/* Closes the object (and any container left open). Returns 0, -ENOMEM or -EINVAL. */
+int jsonl_end(struct jsonl *j);
 
 #endif /* MW_JSONW_H */

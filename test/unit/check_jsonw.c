@@ -3,8 +3,9 @@
  * document (JSON_INDENT(2), then a newline): random documents written with each container
  * either streamed or handed over whole, empty containers at every depth, strings of every
  * control byte (NUL too) and of UTF-8, keys that need escaping, edge integers and reals; the
- * compact form the same way; and its errors: a NULL value, too deep, a container left open, a
- * failed write.
+ * compact line writer (dump --json) the same way against json_dumps(JSON_COMPACT), with its
+ * unsigned numbers, byte strings and depth limit; and the errors: a NULL value, too deep, a
+ * container left open, a failed write.
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "strbuf.h"
 
 static unsigned long rng_state = 12345;
 
@@ -45,6 +47,8 @@ static json_t *random_string(void)
 	return json_stringn(buf, n);
 }
 
+static bool no_reals; /* the compact line writer has no reals (dump --json writes none) */
+
 static json_t *random_scalar(void)
 {
 	static const double reals[] = {0.0, -0.0, 0.1, 1.0, -2.5, 1e300, 1e-300, 123456789.125};
@@ -58,6 +62,8 @@ static json_t *random_scalar(void)
 		return rnd(2) ? json_integer((json_int_t)rnd(1000000) - 500000)
 			      : json_integer(ints[rnd(sizeof(ints) / sizeof(ints[0]))]);
 	case 3:
+		if (no_reals)
+			return json_integer((json_int_t)rnd(1000));
 		return rnd(2) ? json_real((double)rnd(100000) / 7.0)
 			      : json_real(reals[rnd(sizeof(reals) / sizeof(reals[0]))]);
 	case 4:
@@ -169,24 +175,113 @@ START_TEST(same_as_jansson)
 }
 END_TEST
 
-/* The compact form (dump --json's records) against json_dumps(JSON_COMPACT | JSON_ENCODE_ANY). */
+/* v through the compact line writer, member by member. */
+static void emit(struct jsonl *j, const char *key, const json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		jsonl_open(j, key, '{');
+		json_object_foreach((json_t *)v, k, x) emit(j, k, x);
+		jsonl_close(j);
+		return;
+	case JSON_ARRAY:
+		jsonl_open(j, key, '[');
+		json_array_foreach(v, i, x) emit(j, NULL, x);
+		jsonl_close(j);
+		return;
+	case JSON_STRING:
+		jsonl_strn(j, key, json_string_value(v), json_string_length(v));
+		return;
+	case JSON_INTEGER:
+		jsonl_int(j, key, json_integer_value(v));
+		return;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		jsonl_bool(j, key, json_is_true(v));
+		return;
+	case JSON_NULL:
+	case JSON_REAL: /* not generated here */
+		jsonl_null(j, key);
+		return;
+	}
+}
+
+/* The compact line writer (dump --json's records) against json_dumps(JSON_COMPACT) of the
+ * object the same calls build: random members, nested containers, every control byte. */
 START_TEST(compact_as_jansson)
 {
-	for (int round = 0; round < 3000; round++) {
-		json_t *v = random_value(0);
-		char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-		struct strbuf sb = STRBUF_INIT;
+	struct strbuf esc = STRBUF_INIT;
 
+	no_reals = true;
+	for (int round = 0; round < 3000; round++) {
+		json_t *doc = json_object();
+		struct strbuf sb = STRBUF_INIT;
+		struct jsonl j;
+		const char *k;
+		json_t *x;
+		char *want;
+
+		for (unsigned i = 0, n = rnd(5); i < n; i++) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "m%u", i);
+			json_object_set_new(doc, key, random_value(1));
+		}
+		want = json_dumps(doc, JSON_COMPACT);
 		ck_assert_ptr_nonnull(want);
 		strbuf_puts(&sb, "kept|"); /* appended to what the buffer holds */
-		ck_assert_int_eq(jsonw_compact(&sb, v), 0);
+		jsonl_begin(&j, &sb, &esc);
+		json_object_foreach(doc, k, x) emit(&j, k, x);
+		ck_assert_int_eq(jsonl_end(&j), 0);
 		ck_assert_msg(strncmp(strbuf_str(&sb), "kept|", 5) == 0 &&
 				      strcmp(strbuf_str(&sb) + 5, want) == 0,
-			      "round %d:\njansson: %s\njsonw:   %s", round, want, strbuf_str(&sb));
+			      "round %d:\njansson: %s\njsonl:   %s", round, want, strbuf_str(&sb));
 		free(want);
 		strbuf_fini(&sb);
-		json_decref(v);
+		json_decref(doc);
 	}
+	no_reals = false;
+	strbuf_fini(&esc);
+}
+END_TEST
+
+/* What the line writer adds to jansson's values: unsigned 64-bit numbers (a string past
+ * INT64_MAX, as traceinfo.h's json_u64), byte strings escaped as json_bytes escapes them, and
+ * a refusal past its depth. */
+START_TEST(compact_u64_bytes_depth)
+{
+	static const uint8_t raw[] = {'a', 0, '\n', 0xff, '"', 0xc3, 0xa9, 0x1b};
+	struct strbuf sb = STRBUF_INIT, esc = STRBUF_INIT, e = STRBUF_INIT;
+	struct jsonl j;
+	json_t *want;
+	char *w;
+
+	jsonl_begin(&j, &sb, &esc);
+	jsonl_u64(&j, "small", (uint64_t)INT64_MAX);
+	jsonl_u64(&j, "big", UINT64_MAX);
+	jsonl_bytes(&j, "raw", raw, sizeof(raw));
+	jsonl_bytes(&j, "none", raw, 0);
+	ck_assert_int_eq(jsonl_end(&j), 0);
+	strbuf_escape(&e, raw, sizeof(raw), 0);
+	want = json_pack("{s:I,s:s,s:s%,s:s}", "small", (json_int_t)INT64_MAX, "big",
+			 "18446744073709551615", "raw", strbuf_str(&e), e.len, "none", "");
+	w = json_dumps(want, JSON_COMPACT);
+	ck_assert_str_eq(strbuf_str(&sb), w);
+	free(w);
+	json_decref(want);
+
+	strbuf_reset(&sb);
+	jsonl_begin(&j, &sb, &esc);
+	for (int i = 0; i < JSONL_DEPTH_MAX + 1; i++)
+		jsonl_open(&j, "d", '{');
+	ck_assert_int_eq(jsonl_end(&j), -EINVAL);
+	strbuf_fini(&sb);
+	strbuf_fini(&esc);
+	strbuf_fini(&e);
 }
 END_TEST
 
@@ -279,6 +374,7 @@ Suite *jsonw_suite(void)
 
 	tcase_add_test(tc, same_as_jansson);
 	tcase_add_test(tc, compact_as_jansson);
+	tcase_add_test(tc, compact_u64_bytes_depth);
 	tcase_add_test(tc, long_array_in_pieces);
 	tcase_add_test(tc, errors);
 	suite_add_tcase(s, tc);
