@@ -331,7 +331,7 @@ void jsonl_bytes(struct jsonl *j, const char *key, const uint8_t *p, size_t n)
 {
 	/* printable ASCII but for '"', '\\' and DEL: strbuf_escape leaves it as it is, and so does
 	 * the JSON string (most paths) */
-	if (json_plain_len(p, n, false) == n && !memchr(p, 0x7f, n)) {
+	if (!n || (json_plain_len(p, n, false) == n && !memchr(p, 0x7f, n))) { /* p may be NULL */
 		jsonl_item(j, key);
 		strbuf_putc(j->sb, '"');
 		strbuf_put(j->sb, p, n);

@@ -265,10 +265,12 @@ START_TEST(compact_u64_bytes_depth)
 	jsonl_u64(&j, "big", UINT64_MAX);
 	jsonl_bytes(&j, "raw", raw, sizeof(raw));
 	jsonl_bytes(&j, "none", raw, 0);
+	jsonl_bytes(&j, "null", NULL, 0); /* an empty bytes field of a parsed message */
 	ck_assert_int_eq(jsonl_end(&j), 0);
 	strbuf_escape(&e, raw, sizeof(raw), 0);
-	want = json_pack("{s:I,s:s,s:s%,s:s}", "small", (json_int_t)INT64_MAX, "big",
-			 "18446744073709551615", "raw", strbuf_str(&e), e.len, "none", "");
+	want = json_pack("{s:I,s:s,s:s%,s:s,s:s}", "small", (json_int_t)INT64_MAX, "big",
+			 "18446744073709551615", "raw", strbuf_str(&e), e.len, "none", "", "null",
+			 "");
 	w = json_dumps(want, JSON_COMPACT);
 	ck_assert_str_eq(strbuf_str(&sb), w);
 	free(w);
