@@ -44,10 +44,11 @@ set(MW_ANALYSIS_FIXTURES "${CMAKE_SOURCE_DIR}/test/fixtures/analysis")
 add_test(NAME unit.analyze_golden
 	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_golden.py $<TARGET_FILE:mcpwitness>)
 set_tests_properties(unit.analyze_golden PROPERTIES LABELS unit TIMEOUT 120)
-# dump's text and JSON Lines of the fixture traces, pinned by digest (check_dump.py).
-add_test(NAME unit.dump_pinned
-	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_dump.py $<TARGET_FILE:mcpwitness>)
-set_tests_properties(unit.dump_pinned PROPERTIES LABELS unit TIMEOUT 120)
+# dump, calls --json and analyze's JSON and SARIF of the fixture traces, pinned by digest
+# (check_pinned.py).
+add_test(NAME unit.outputs_pinned
+	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_pinned.py $<TARGET_FILE:mcpwitness>)
+set_tests_properties(unit.outputs_pinned PROPERTIES LABELS unit TIMEOUT 120)
 # One test per rule of the default policy: its trigger and its exception (scenarios.py).
 add_test(NAME unit.default_policy_rules
 	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_rules.py $<TARGET_FILE:mcpwitness>)
