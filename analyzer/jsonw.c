@@ -212,6 +212,82 @@ void jsonw_put(struct jsonw *w, const char *key, json_t *v)
 		flush(w);
 }
 
+/* The start of a scalar member or element; false when nothing is to be written. */
+static bool scalar(struct jsonw *w, const char *key)
+{
+	if (w->err)
+		return false;
+	begin_item(w, key);
+	return true;
+}
+
+static void scalar_end(struct jsonw *w)
+{
+	if (w->sb.len >= JSONW_FLUSH)
+		flush(w);
+}
+
+void jsonw_int(struct jsonw *w, const char *key, int64_t v)
+{
+	if (!scalar(w, key))
+		return;
+	strbuf_puti(&w->sb, v);
+	scalar_end(w);
+}
+
+void jsonw_u64(struct jsonw *w, const char *key, uint64_t v)
+{
+	if (!scalar(w, key))
+		return;
+	if (v > INT64_MAX)
+		strbuf_putc(&w->sb, '"');
+	strbuf_putu(&w->sb, v);
+	if (v > INT64_MAX)
+		strbuf_putc(&w->sb, '"');
+	scalar_end(w);
+}
+
+void jsonw_bool(struct jsonw *w, const char *key, bool v)
+{
+	if (!scalar(w, key))
+		return;
+	strbuf_put(&w->sb, v ? "true" : "false", v ? 4 : 5);
+	scalar_end(w);
+}
+
+void jsonw_null(struct jsonw *w, const char *key)
+{
+	if (!scalar(w, key))
+		return;
+	strbuf_put(&w->sb, "null", 4);
+	scalar_end(w);
+}
+
+void jsonw_str(struct jsonw *w, const char *key, const char *s)
+{
+	if (!s) {
+		jsonw_null(w, key);
+		return;
+	}
+	if (!scalar(w, key))
+		return;
+	put_string(&w->sb, s, strlen(s));
+	scalar_end(w);
+}
+
+void jsonw_bytes(struct jsonw *w, const char *key, const uint8_t *p, size_t n)
+{
+	if (w->err)
+		return;
+	strbuf_reset(&w->esc);
+	strbuf_escape(&w->esc, p, n, 0);
+	if ((w->err = strbuf_error(&w->esc)))
+		return;
+	begin_item(w, key);
+	put_string(&w->sb, w->esc.buf ? w->esc.buf : "", w->esc.len);
+	scalar_end(w);
+}
+
 int jsonw_finish(struct jsonw *w)
 {
 	if (!w->err && w->depth)
@@ -220,6 +296,7 @@ int jsonw_finish(struct jsonw *w)
 		strbuf_putc(&w->sb, '\n');
 	flush(w);
 	strbuf_fini(&w->sb);
+	strbuf_fini(&w->esc);
 	return w->err;
 }
 

@@ -29,6 +29,7 @@ struct jsonw {
 	unsigned depth;		       /* containers open */
 	bool empty[JSONW_DEPTH_MAX];   /* nothing in the container at that depth yet */
 	char closing[JSONW_DEPTH_MAX]; /* its closing bracket */
+	struct strbuf esc;	       /* jsonw_bytes's escaped text */
 	int err;
 };
 
@@ -40,6 +41,15 @@ void jsonw_open(struct jsonw *w, const char *key, char bracket);
 void jsonw_close(struct jsonw *w);
 /* Writes v (taken: freed here; NULL is -ENOMEM) as a member (key) or an element (key NULL). */
 void jsonw_put(struct jsonw *w, const char *key, struct json_t *v);
+/* Scalars written as the jansson values of the same name would be, without making them:
+ * jsonw_u64 as traceinfo.h's json_u64 (a string past INT64_MAX), jsonw_str as json_string (s
+ * valid UTF-8; NULL writes null), jsonw_bytes as json_bytes (strbuf_escape'd). */
+void jsonw_int(struct jsonw *w, const char *key, int64_t v);
+void jsonw_u64(struct jsonw *w, const char *key, uint64_t v);
+void jsonw_bool(struct jsonw *w, const char *key, bool v);
+void jsonw_null(struct jsonw *w, const char *key);
+void jsonw_str(struct jsonw *w, const char *key, const char *s);
+void jsonw_bytes(struct jsonw *w, const char *key, const uint8_t *p, size_t n);
 /* Ends the document with a newline and writes what is left. Returns 0 or the first error. */
 int jsonw_finish(struct jsonw *w);
 

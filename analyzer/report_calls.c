@@ -264,84 +264,102 @@ int report_calls_text(FILE *out, const struct calls_view *v)
 
 /* --- JSON ------------------------------------------------------------------------------------ */
 
-static json_t *proc_json(const struct pb_proc *p)
+/* The calls' processes and effects are written member by member (jsonw_int and the others):
+ * a call's report was a jansson tree of them, built with json_pack and freed after one use,
+ * most of the time of `calls --json`. The bytes are those of that tree (unit.outputs_pinned). */
+static void proc_write(struct jsonw *w, const struct pb_proc *p)
 {
-	json_t *argv = json_array();
 	struct ev_bytes all = {p->argv, p->argv_len}, a;
 	size_t pos = 0;
 
-	while (argv && event_argv_next(&all, &pos, &a))
-		if (json_array_append_new(argv, json_bytes(a.p, a.n))) {
-			json_decref(argv);
-			return NULL;
-		}
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:s,s:o,s:o}", "pid", (json_int_t)p->pid, "pstart",
-			 json_u64(p->pstart), "parent",
-			 p->has_parent ? json_integer(p->ppid) : json_null(), "exe",
-			 p->exe_len ? json_bytes(p->exe, p->exe_len) : json_null(), "argv", argv,
-			 "binding", bind_name(p), "matched",
-			 p->matched ? json_bytes((const uint8_t *)p->matched, strlen(p->matched))
-				    : json_null(),
-			 "exit_status", p->exited ? json_integer(p->exit_status) : json_null());
+	jsonw_open(w, NULL, '{');
+	jsonw_int(w, "pid", p->pid);
+	jsonw_u64(w, "pstart", p->pstart);
+	if (p->has_parent)
+		jsonw_int(w, "parent", p->ppid);
+	else
+		jsonw_null(w, "parent");
+	if (p->exe_len)
+		jsonw_bytes(w, "exe", p->exe, p->exe_len);
+	else
+		jsonw_null(w, "exe");
+	jsonw_open(w, "argv", '[');
+	while (event_argv_next(&all, &pos, &a))
+		jsonw_bytes(w, NULL, a.p, a.n);
+	jsonw_close(w);
+	jsonw_str(w, "binding", bind_name(p));
+	if (p->matched)
+		jsonw_bytes(w, "matched", (const uint8_t *)p->matched, strlen(p->matched));
+	else
+		jsonw_null(w, "matched");
+	if (p->exited)
+		jsonw_int(w, "exit_status", p->exit_status);
+	else
+		jsonw_null(w, "exit_status");
+	jsonw_close(w);
 }
 
-static json_t *procs_json(const struct calls_view *v, size_t call)
+static void procs_write(struct jsonw *w, const struct calls_view *v, size_t call)
 {
 	const struct pb_proc *procs[TREE_MAX];
 	size_t n = call_procs(callmodel__procs(v->cm), call, procs);
-	json_t *a = json_array();
 
-	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a, proc_json(procs[i]))) {
-			json_decref(a);
-			return NULL;
+	jsonw_open(w, "processes", '[');
+	for (size_t i = 0; i < n; i++)
+		proc_write(w, procs[i]);
+	jsonw_close(w);
+}
+
+/* The effects of a call or a bucket, by group: each group's array holds its entries in the
+ * order the sink has them. */
+static void effects_write(struct jsonw *w, const char *key, const struct callsum_sink *k)
+{
+	jsonw_open(w, key, '{');
+	for (int g = 0; g < CS_GROUPS; g++) {
+		jsonw_open(w, callsum_group_name((enum callsum_group)g), '[');
+		for (size_t i = 0; k && i < k->n; i++) {
+			const struct callsum_entry *e = &k->v[i];
+
+			if (e->group != (enum callsum_group)g)
+				continue;
+			jsonw_open(w, NULL, '{');
+			jsonw_str(w, "effect", e->text);
+			jsonw_u64(w, "count", e->count);
+			jsonw_u64(w, "first_record", e->first_record);
+			jsonw_int(w, "first_pid", e->first_pid);
+			jsonw_open(w, "rules", '[');
+			for (int r = 0; r < ATTR_RULES; r++)
+				if (e->rules & (1u << r))
+					jsonw_str(w, NULL, attr_rule_name((enum attr_rule)r));
+			jsonw_close(w);
+			jsonw_close(w);
 		}
-	return a;
+		jsonw_close(w);
+	}
+	jsonw_u64(w, "events", k ? k->events : 0);
+	jsonw_u64(w, "unlisted", k ? k->unlisted : 0);
+	jsonw_close(w);
 }
 
-static json_t *effects_json(const struct callsum_sink *k)
+/* One call with its processes and effects (a request's): the call's own members as reports
+ * name it (callinfo_call_json), then the rest. */
+static void call_write(struct jsonw *w, const struct calls_view *v, const struct call *c)
 {
-	json_t *o = json_object(), *g[CS_GROUPS];
-	int err = 0;
+	json_t *o = callinfo_call_json(c), *x;
+	const char *k;
 
-	for (int i = 0; i < CS_GROUPS; i++)
-		g[i] = json_array();
-	for (size_t i = 0; k && i < k->n && !err; i++) {
-		const struct callsum_entry *e = &k->v[i];
-		json_t *rules = json_array(), *x;
-
-		for (int r = 0; rules && r < ATTR_RULES; r++)
-			if (e->rules & (1u << r))
-				json_array_append_new(
-					rules, json_string(attr_rule_name((enum attr_rule)r)));
-		x = json_pack("{s:s,s:o,s:o,s:I,s:o}", "effect", e->text, "count",
-			      json_u64(e->count), "first_record", json_u64(e->first_record),
-			      "first_pid", (json_int_t)e->first_pid, "rules", rules);
-		err = !g[e->group] || !x || json_array_append_new(g[e->group], x);
+	if (!o) {
+		jsonw_put(w, NULL, NULL); /* -ENOMEM, reported by jsonw_finish */
+		return;
 	}
-	for (int i = 0; i < CS_GROUPS; i++)
-		err = err ?: json_put(o, callsum_group_name((enum callsum_group)i), g[i]);
-	err = err ?: json_put(o, "events", json_u64(k ? k->events : 0));
-	err = err ?: json_put(o, "unlisted", json_u64(k ? k->unlisted : 0));
-	if (err) {
-		json_decref(o);
-		return NULL;
+	jsonw_open(w, NULL, '{');
+	json_object_foreach(o, k, x) jsonw_put(w, k, json_incref(x));
+	json_decref(o);
+	if (c->dir == CHAN_IN) {
+		procs_write(w, v, c->index);
+		effects_write(w, "effects", callsum__call(v->sum, c->index));
 	}
-	return o;
-}
-
-/* One call with its processes and effects (a request's). */
-static json_t *call_json(const struct calls_view *v, const struct call *c)
-{
-	json_t *o = callinfo_call_json(c);
-
-	if (o && c->dir == CHAN_IN &&
-	    (json_put(o, "processes", procs_json(v, c->index)) ||
-	     json_put(o, "effects", effects_json(callsum__call(v->sum, c->index))))) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	jsonw_close(w);
 }
 
 static json_t *session_json(const struct calls_view *v)
@@ -378,13 +396,13 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 	jsonw_put(&w, "identity", identity_json(v->hdr, cs));
 	jsonw_put(&w, "session", session_json(v));
 	jsonw_put(&w, "events", json_u64(v->events));
-	jsonw_put(&w, "startup", effects_json(callsum__bucket(v->sum, BUCKET_STARTUP)));
+	effects_write(&w, "startup", callsum__bucket(v->sum, BUCKET_STARTUP));
 	jsonw_open(&w, "calls", '[');
 	for (size_t i = 1; !w.err && (c = callset__get(cs, i)); i++)
-		jsonw_put(&w, NULL, call_json(v, c));
+		call_write(&w, v, c);
 	jsonw_close(&w);
-	jsonw_put(&w, "ambient", effects_json(callsum__bucket(v->sum, BUCKET_AMBIENT)));
-	jsonw_put(&w, "shutdown", effects_json(callsum__bucket(v->sum, BUCKET_SHUTDOWN)));
+	effects_write(&w, "ambient", callsum__bucket(v->sum, BUCKET_AMBIENT));
+	effects_write(&w, "shutdown", callsum__bucket(v->sum, BUCKET_SHUTDOWN));
 	jsonw_put(&w, "channel_notes", callinfo_notes_json(cs));
 	jsonw_put(&w, "channel_notes_total", json_u64(callset__notes_total(cs)));
 	jsonw_close(&w);

@@ -3,9 +3,10 @@
  * document (JSON_INDENT(2), then a newline): random documents written with each container
  * either streamed or handed over whole, empty containers at every depth, strings of every
  * control byte (NUL too) and of UTF-8, keys that need escaping, edge integers and reals; the
- * compact line writer (dump --json) the same way against json_dumps(JSON_COMPACT), with its
- * unsigned numbers, byte strings and depth limit; and the errors: a NULL value, too deep, a
- * container left open, a failed write.
+ * scalars written by their own functions (jsonw_int, _str, ...) or handed over as values; the
+ * compact line writer (dump --json) the same way against json_dumps(JSON_COMPACT); both
+ * writers' unsigned numbers and byte strings, the line writer's depth limit; and the errors: a
+ * NULL value, too deep, a container left open, a failed write.
  */
 #include <check.h>
 #include <errno.h>
@@ -106,7 +107,18 @@ static void write_value(struct jsonw *w, const char *key, json_t *v)
 	size_t i;
 
 	if (!json_is_object(v) && !json_is_array(v)) {
-		jsonw_put(w, key, json_incref(v));
+		/* a scalar: handed over, or written by its own function (strings without NUL) */
+		if (rnd(2) && json_is_integer(v))
+			jsonw_int(w, key, json_integer_value(v));
+		else if (rnd(2) && json_is_boolean(v))
+			jsonw_bool(w, key, json_is_true(v));
+		else if (rnd(2) && json_is_null(v))
+			jsonw_null(w, key);
+		else if (rnd(2) && json_is_string(v) &&
+			 strlen(json_string_value(v)) == json_string_length(v))
+			jsonw_str(w, key, json_string_value(v));
+		else
+			jsonw_put(w, key, json_incref(v));
 		return;
 	}
 	if (rnd(2)) {
@@ -287,6 +299,41 @@ START_TEST(compact_u64_bytes_depth)
 }
 END_TEST
 
+/* The indented writer's own scalars for unsigned numbers (a string past INT64_MAX) and byte
+ * strings (escaped as json_bytes escapes them; an empty one may come without data). */
+START_TEST(indented_u64_bytes)
+{
+	static const uint8_t raw[] = {'a', 0, '\n', 0xff, '"', 0xc3, 0xa9, 0x1b};
+	struct strbuf e = STRBUF_INIT;
+	char *buf = NULL, *want;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct jsonw w;
+	json_t *doc;
+
+	ck_assert_ptr_nonnull(f);
+	jsonw_init(&w, f);
+	jsonw_open(&w, NULL, '{');
+	jsonw_u64(&w, "small", (uint64_t)INT64_MAX);
+	jsonw_u64(&w, "big", UINT64_MAX);
+	jsonw_bytes(&w, "raw", raw, sizeof(raw));
+	jsonw_bytes(&w, "null", NULL, 0);
+	jsonw_str(&w, "none", NULL);
+	jsonw_close(&w);
+	ck_assert_int_eq(jsonw_finish(&w), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	strbuf_escape(&e, raw, sizeof(raw), 0);
+	doc = json_pack("{s:I,s:s,s:s%,s:s,s:n}", "small", (json_int_t)INT64_MAX, "big",
+			"18446744073709551615", "raw", strbuf_str(&e), e.len, "null", "", "none");
+	want = jansson_text(doc);
+	ck_assert_str_eq(buf, want);
+	free(want);
+	free(buf);
+	json_decref(doc);
+	strbuf_fini(&e);
+}
+END_TEST
+
 /* Large enough to be written out in several pieces. */
 START_TEST(long_array_in_pieces)
 {
@@ -377,6 +424,7 @@ Suite *jsonw_suite(void)
 	tcase_add_test(tc, same_as_jansson);
 	tcase_add_test(tc, compact_as_jansson);
 	tcase_add_test(tc, compact_u64_bytes_depth);
+	tcase_add_test(tc, indented_u64_bytes);
 	tcase_add_test(tc, long_array_in_pieces);
 	tcase_add_test(tc, errors);
 	suite_add_tcase(s, tc);
