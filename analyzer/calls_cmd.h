@@ -14,6 +14,8 @@
 #include "callsum.h"
 #include "mcpt.h"
 
+struct procs_by_call;
+
 struct calls_view {
 	const char *trace;
 	const Mcpt__Header *hdr;
@@ -22,6 +24,7 @@ struct calls_view {
 	struct callmodel *cm;
 	struct callsum *sum;
 	uint64_t events;
+	const struct procs_by_call *by_call; /* report_calls.c's own (set there) */
 };
 
 /* Return 0 or -ENOMEM / -EIO. */

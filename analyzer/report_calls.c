@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze.h"
@@ -16,25 +17,84 @@
 
 #define TREE_MAX 256 /* processes shown per call */
 
-static bool in_call(const struct pb_proc *p, size_t call)
-{
-	if (p->bind == BIND_LINEAGE || p->bind == BIND_EVIDENCE)
-		return p->call == call;
-	for (size_t i = 0; p->bind == BIND_AMBIGUOUS && i < p->n_cand; i++)
-		if (p->cand[i] == call)
-			return true;
-	return false;
-}
+/* The processes of each call, in creation order: made once per report. (Each call used to scan
+ * every process of the trace: calls x processes, which made `calls` grow with the square of
+ * the trace's length.) */
+struct procs_by_call {
+	size_t n_calls;
+	size_t *start; /* call i's processes: list[start[i] .. start[i + 1]) */
+	const struct pb_proc **list;
+};
 
-/* The processes of a call, in creation order. */
-static size_t call_procs(const struct procbind *pb, size_t call, const struct pb_proc **out)
+/* The calls p belongs to, each once: its call, or its candidates when ambiguous. */
+static size_t calls_of(const struct pb_proc *p, size_t out[BIND_CANDIDATES_MAX])
 {
-	const struct pb_proc *p;
 	size_t n = 0;
 
-	for (size_t i = 0; n < TREE_MAX && (p = procbind__at(pb, i)); i++)
-		if (in_call(p, call))
-			out[n++] = p;
+	if (p->bind == BIND_LINEAGE || p->bind == BIND_EVIDENCE)
+		out[n++] = p->call;
+	for (size_t i = 0; p->bind == BIND_AMBIGUOUS && i < p->n_cand; i++) {
+		size_t j = 0;
+
+		while (j < n && out[j] != p->cand[i])
+			j++;
+		if (j == n)
+			out[n++] = p->cand[i];
+	}
+	return n;
+}
+
+static void procs_by_call_fini(struct procs_by_call *ix)
+{
+	free(ix->start);
+	free(ix->list);
+}
+
+/* 0 or -ENOMEM. */
+static int procs_by_call_init(struct procs_by_call *ix, const struct procbind *pb, size_t n_calls)
+{
+	size_t calls[BIND_CANDIDATES_MAX], *at;
+	const struct pb_proc *p;
+	size_t total;
+
+	ix->n_calls = n_calls;
+	ix->start = calloc(n_calls + 2, sizeof(*ix->start));
+	ix->list = NULL;
+	if (!ix->start)
+		return -ENOMEM;
+	for (size_t i = 0; (p = procbind__at(pb, i)); i++)
+		for (size_t k = 0, n = calls_of(p, calls); k < n; k++)
+			if (calls[k] >= 1 && calls[k] <= n_calls)
+				ix->start[calls[k] + 1]++;
+	for (size_t c = 1; c <= n_calls + 1; c++)
+		ix->start[c] += ix->start[c - 1];
+	total = ix->start[n_calls + 1];
+	ix->list = malloc((total ? total : 1) * sizeof(*ix->list));
+	at = calloc(n_calls + 1, sizeof(*at));
+	if (!ix->list || !at) {
+		free(at);
+		procs_by_call_fini(ix);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; (p = procbind__at(pb, i)); i++)
+		for (size_t k = 0, n = calls_of(p, calls); k < n; k++)
+			if (calls[k] >= 1 && calls[k] <= n_calls)
+				ix->list[ix->start[calls[k]] + at[calls[k]]++] = p;
+	free(at);
+	return 0;
+}
+
+/* The processes of a call, in creation order, at most TREE_MAX. */
+static size_t call_procs(const struct calls_view *v, size_t call, const struct pb_proc **out)
+{
+	const struct procs_by_call *ix = v->by_call;
+	size_t n;
+
+	if (!ix || call < 1 || call > ix->n_calls)
+		return 0;
+	n = ix->start[call + 1] - ix->start[call];
+	n = n < TREE_MAX ? n : TREE_MAX;
+	memcpy(out, ix->list + ix->start[call], n * sizeof(*out));
 	return n;
 }
 
@@ -88,7 +148,7 @@ static void text_tree(struct strbuf *sb, const struct pb_proc **v, size_t n, siz
 static void text_procs(struct strbuf *sb, const struct calls_view *v, size_t call)
 {
 	const struct pb_proc *procs[TREE_MAX];
-	size_t n = call_procs(callmodel__procs(v->cm), call, procs);
+	size_t n = call_procs(v, call, procs);
 	bool root;
 
 	if (!n)
@@ -229,7 +289,7 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 		      (unsigned long long)callset__notes_total(callmodel__calls(v->cm)));
 }
 
-int report_calls_text(FILE *out, const struct calls_view *v)
+static int report_calls_text_of(FILE *out, const struct calls_view *v)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct callset *cs = callmodel__calls(v->cm);
@@ -302,7 +362,7 @@ static void proc_write(struct jsonw *w, const struct pb_proc *p)
 static void procs_write(struct jsonw *w, const struct calls_view *v, size_t call)
 {
 	const struct pb_proc *procs[TREE_MAX];
-	size_t n = call_procs(callmodel__procs(v->cm), call, procs);
+	size_t n = call_procs(v, call, procs);
 
 	jsonw_open(w, "processes", '[');
 	for (size_t i = 0; i < n; i++)
@@ -375,7 +435,7 @@ static json_t *session_json(const struct calls_view *v)
 }
 
 /* Written member by member (jsonw.h): the calls one at a time. */
-int report_calls_json(FILE *out, const struct calls_view *v)
+static int report_calls_json_of(FILE *out, const struct calls_view *v)
 {
 	struct callset *cs = callmodel__calls(v->cm);
 	struct strbuf sb = STRBUF_INIT;
@@ -407,4 +467,31 @@ int report_calls_json(FILE *out, const struct calls_view *v)
 	jsonw_put(&w, "channel_notes_total", json_u64(callset__notes_total(cs)));
 	jsonw_close(&w);
 	return jsonw_finish(&w);
+}
+
+/* The view with the processes of each call indexed, handed to a report. */
+static int with_index(FILE *out, const struct calls_view *v,
+		      int (*report)(FILE *out, const struct calls_view *v))
+{
+	struct calls_view indexed = *v;
+	struct procs_by_call ix;
+	int err = procs_by_call_init(&ix, callmodel__procs(v->cm),
+				     callset__count(callmodel__calls(v->cm)));
+
+	if (err)
+		return err;
+	indexed.by_call = &ix;
+	err = report(out, &indexed);
+	procs_by_call_fini(&ix);
+	return err;
+}
+
+int report_calls_text(FILE *out, const struct calls_view *v)
+{
+	return with_index(out, v, report_calls_text_of);
+}
+
+int report_calls_json(FILE *out, const struct calls_view *v)
+{
+	return with_index(out, v, report_calls_json_of);
 }
