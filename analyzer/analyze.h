@@ -137,8 +137,10 @@ struct json_t *callinfo_ref_json(const struct call *c);
 /* {"rule", "call", "candidates", "bucket", "matched"} of an attribution; NULL on ENOMEM. */
 struct json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a,
 				  const char *matched);
-/* Everything a report says of one call (no events); NULL on ENOMEM. */
-struct json_t *callinfo_call_json(const struct call *c);
+/* Everything a report says of one call (no events), as members of the object open in w: the
+ * reference's members, then the rest written one by one (jsonw.h). */
+struct jsonw;
+void callinfo_call_write(struct jsonw *w, const struct call *c);
 /* The channel notes as an array of strings. */
 struct json_t *callinfo_notes_json(const struct callset *cs);
 /* "ok", "isError", "error -32602", "no response" */

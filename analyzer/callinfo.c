@@ -8,6 +8,7 @@
 
 #include "analyze.h"
 #include "identity.h"
+#include "jsonw.h"
 #include "strbuf.h"
 #include "traceinfo.h"
 
@@ -121,64 +122,83 @@ json_t *callinfo_attr_json(const struct callset *cs, const struct attribution *a
 	return o;
 }
 
-static json_t *window_json(const struct call *c)
+static void window_write(struct jsonw *w, const struct call *c)
 {
-	return json_pack("{s:o,s:o,s:o,s:o}", "begin", json_u64(c->begin_ts), "end",
-			 c->end_ts == CALL_OPEN ? json_null() : json_u64(c->end_ts), "ended_by",
-			 json_string(c->end_how == END_RESPONSE	   ? "response"
-				     : c->end_how == END_CANCELLED ? "cancellation"
-				     : c->end_how == END_TASK	   ? "task"
-				     : c->end_how == END_MARK	   ? "mark"
-								   : "nothing"),
-			 "record", json_u64(c->begin_record));
+	jsonw_open(w, "window", '{');
+	jsonw_u64(w, "begin", c->begin_ts);
+	if (c->end_ts == CALL_OPEN)
+		jsonw_null(w, "end");
+	else
+		jsonw_u64(w, "end", c->end_ts);
+	jsonw_str(w, "ended_by",
+		  c->end_how == END_RESPONSE	? "response"
+		  : c->end_how == END_CANCELLED ? "cancellation"
+		  : c->end_how == END_TASK	? "task"
+		  : c->end_how == END_MARK	? "mark"
+						: "nothing");
+	jsonw_u64(w, "record", c->begin_record);
+	jsonw_close(w);
 }
 
-static json_t *marks_json(const struct call *c)
+static void marks_write(struct jsonw *w, const struct call *c)
 {
-	if (!c->marked)
-		return json_null();
-	return json_pack("{s:o,s:o,s:o,s:b}", "call_id", str_or_null(c->mark_call_id), "begin",
-			 json_u64(c->mark_begin), "end",
-			 c->mark_end == CALL_OPEN ? json_null() : json_u64(c->mark_end),
-			 "disagrees", c->mark_disagrees);
-}
-
-json_t *callinfo_call_json(const struct call *c)
-{
-	struct strbuf sb = STRBUF_INIT;
-	json_t *o = callinfo_ref_json(c);
-	char buf[32];
-	int err;
-
-	callinfo_incomplete(&sb, c->incomplete);
-	err = json_put(o, "direction",
-		       json_string(c->dir == CHAN_IN ? "client_to_server" : "server_to_client"));
-	err = err ?: json_put(o, "arguments", c->args ? json_string(c->args) : json_null());
-	err = err ?: json_put(o, "status", json_string(callinfo_status(c, buf, sizeof(buf))));
-	err = err ?: json_put(o, "result", c->result ? json_string(c->result) : json_null());
-	err = err ?: json_put(o, "stream_offset", json_u64(c->offset));
-	err = err ?: json_put(o, "window", window_json(c));
-	err = err
-		      ?: json_put(o, "duration_ns",
-				  c->end_ts == CALL_OPEN ? json_null()
-							 : json_u64(c->end_ts - c->begin_ts));
-	err = err ?: json_put(o, "cancelled", json_boolean(c->cancelled));
-	err = err
-		      ?: json_put(o, "task",
-				  c->task_id ? json_pack("{s:s,s:o}", "id", c->task_id, "status",
-							 str_or_null(c->task_status))
-					     : json_null());
-	err = err ?: json_put(o, "marks", marks_json(c));
-	err = err
-		      ?: json_put(o, "incomplete",
-				  c->incomplete ? json_string(strbuf_str(&sb) ?: "?")
-						: json_null());
-	strbuf_fini(&sb);
-	if (err) {
-		json_decref(o);
-		return NULL;
+	if (!c->marked) {
+		jsonw_null(w, "marks");
+		return;
 	}
-	return o;
+	jsonw_open(w, "marks", '{');
+	jsonw_str(w, "call_id", c->mark_call_id);
+	jsonw_u64(w, "begin", c->mark_begin);
+	if (c->mark_end == CALL_OPEN)
+		jsonw_null(w, "end");
+	else
+		jsonw_u64(w, "end", c->mark_end);
+	jsonw_bool(w, "disagrees", c->mark_disagrees);
+	jsonw_close(w);
+}
+
+/* The call's members written one by one (the report of every call was a jansson tree built
+ * and freed once; unit.outputs_pinned holds the bytes to what it gave). Strings of a call are
+ * escaped when the call is built, so they are written as they are. */
+void callinfo_call_write(struct jsonw *w, const struct call *c)
+{
+	json_t *ref = callinfo_ref_json(c), *x;
+	struct strbuf sb = STRBUF_INIT;
+	const char *k;
+	char buf[32];
+
+	if (!ref) {
+		jsonw_put(w, NULL, NULL); /* -ENOMEM, reported by jsonw_finish */
+		return;
+	}
+	json_object_foreach(ref, k, x) jsonw_put(w, k, json_incref(x));
+	json_decref(ref);
+	jsonw_str(w, "direction", c->dir == CHAN_IN ? "client_to_server" : "server_to_client");
+	jsonw_str(w, "arguments", c->args);
+	jsonw_str(w, "status", callinfo_status(c, buf, sizeof(buf)));
+	jsonw_str(w, "result", c->result);
+	jsonw_u64(w, "stream_offset", c->offset);
+	window_write(w, c);
+	if (c->end_ts == CALL_OPEN)
+		jsonw_null(w, "duration_ns");
+	else
+		jsonw_u64(w, "duration_ns", c->end_ts - c->begin_ts);
+	jsonw_bool(w, "cancelled", c->cancelled);
+	if (c->task_id) {
+		jsonw_open(w, "task", '{');
+		jsonw_str(w, "id", c->task_id);
+		jsonw_str(w, "status", c->task_status);
+		jsonw_close(w);
+	} else {
+		jsonw_null(w, "task");
+	}
+	marks_write(w, c);
+	callinfo_incomplete(&sb, c->incomplete);
+	if (c->incomplete)
+		jsonw_str(w, "incomplete", strbuf_str(&sb) ?: "?");
+	else
+		jsonw_null(w, "incomplete");
+	strbuf_fini(&sb);
 }
 
 json_t *callinfo_notes_json(const struct callset *cs)

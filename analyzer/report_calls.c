@@ -402,19 +402,11 @@ static void effects_write(struct jsonw *w, const char *key, const struct callsum
 }
 
 /* One call with its processes and effects (a request's): the call's own members as reports
- * name it (callinfo_call_json), then the rest. */
+ * write them (callinfo_call_write), then the rest. */
 static void call_write(struct jsonw *w, const struct calls_view *v, const struct call *c)
 {
-	json_t *o = callinfo_call_json(c), *x;
-	const char *k;
-
-	if (!o) {
-		jsonw_put(w, NULL, NULL); /* -ENOMEM, reported by jsonw_finish */
-		return;
-	}
 	jsonw_open(w, NULL, '{');
-	json_object_foreach(o, k, x) jsonw_put(w, k, json_incref(x));
-	json_decref(o);
+	callinfo_call_write(w, c);
 	if (c->dir == CHAN_IN) {
 		procs_write(w, v, c->index);
 		effects_write(w, "effects", callsum__call(v->sum, c->index));

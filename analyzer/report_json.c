@@ -176,8 +176,11 @@ int report_json(FILE *out, const struct analysis *a)
 	jsonw_put(&w, "summary", summary_json(a->fs));
 	jsonw_put(&w, "coverage", report_coverage_json(a));
 	jsonw_open(&w, "calls", '[');
-	for (size_t i = 1; !w.err && cs && (c = callset__get(cs, i)); i++)
-		jsonw_put(&w, NULL, callinfo_call_json(c));
+	for (size_t i = 1; !w.err && cs && (c = callset__get(cs, i)); i++) {
+		jsonw_open(&w, NULL, '{');
+		callinfo_call_write(&w, c);
+		jsonw_close(&w);
+	}
 	jsonw_close(&w);
 	jsonw_put(&w, "channel_notes", cs ? callinfo_notes_json(cs) : json_array());
 	jsonw_open(&w, "findings", '[');
