@@ -93,6 +93,46 @@ static int put_real(struct strbuf *sb, const json_t *v)
 	return 0;
 }
 
+/* The values both writers write without a json_t, as the jansson values of the same name:
+ * json_u64 (traceinfo.h: a string past INT64_MAX), json_boolean, json_null, and json_bytes
+ * (strbuf_escape'd into esc, then a JSON string; printable ASCII but for '"', '\\' and DEL,
+ * most paths, comes out of both unchanged and is copied through). */
+static void put_u64(struct strbuf *sb, uint64_t v)
+{
+	if (v > INT64_MAX)
+		strbuf_putc(sb, '"');
+	strbuf_putu(sb, v);
+	if (v > INT64_MAX)
+		strbuf_putc(sb, '"');
+}
+
+static void put_bool(struct strbuf *sb, bool v)
+{
+	strbuf_put(sb, v ? "true" : "false", v ? 4 : 5);
+}
+
+static void put_null(struct strbuf *sb)
+{
+	strbuf_put(sb, "null", 4);
+}
+
+/* 0 or -ENOMEM (esc could not hold the escaped text). p may be NULL when n is 0. */
+static int put_bytes(struct strbuf *sb, struct strbuf *esc, const uint8_t *p, size_t n)
+{
+	if (!n || (json_plain_len(p, n, false) == n && !memchr(p, 0x7f, n))) {
+		strbuf_putc(sb, '"');
+		strbuf_put(sb, p, n);
+		strbuf_putc(sb, '"');
+		return 0;
+	}
+	strbuf_reset(esc);
+	strbuf_escape(esc, p, n, 0);
+	if (strbuf_error(esc))
+		return -ENOMEM;
+	put_string(sb, esc->buf ? esc->buf : "", esc->len);
+	return 0;
+}
+
 /* v as json_dumpf(v, JSON_INDENT(2) | JSON_ENCODE_ANY) writes it, at the given level. */
 static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
 {
@@ -111,13 +151,11 @@ static int put_value(struct strbuf *sb, const json_t *v, unsigned level)
 	case JSON_REAL:
 		return put_real(sb, v);
 	case JSON_TRUE:
-		strbuf_put(sb, "true", 4);
-		return 0;
 	case JSON_FALSE:
-		strbuf_put(sb, "false", 5);
+		put_bool(sb, json_is_true(v));
 		return 0;
 	case JSON_NULL:
-		strbuf_put(sb, "null", 4);
+		put_null(sb);
 		return 0;
 	case JSON_OBJECT:
 	case JSON_ARRAY:
@@ -239,11 +277,7 @@ void jsonw_u64(struct jsonw *w, const char *key, uint64_t v)
 {
 	if (!scalar(w, key))
 		return;
-	if (v > INT64_MAX)
-		strbuf_putc(&w->sb, '"');
-	strbuf_putu(&w->sb, v);
-	if (v > INT64_MAX)
-		strbuf_putc(&w->sb, '"');
+	put_u64(&w->sb, v);
 	scalar_end(w);
 }
 
@@ -251,7 +285,7 @@ void jsonw_bool(struct jsonw *w, const char *key, bool v)
 {
 	if (!scalar(w, key))
 		return;
-	strbuf_put(&w->sb, v ? "true" : "false", v ? 4 : 5);
+	put_bool(&w->sb, v);
 	scalar_end(w);
 }
 
@@ -259,7 +293,7 @@ void jsonw_null(struct jsonw *w, const char *key)
 {
 	if (!scalar(w, key))
 		return;
-	strbuf_put(&w->sb, "null", 4);
+	put_null(&w->sb);
 	scalar_end(w);
 }
 
@@ -277,14 +311,9 @@ void jsonw_str(struct jsonw *w, const char *key, const char *s)
 
 void jsonw_bytes(struct jsonw *w, const char *key, const uint8_t *p, size_t n)
 {
-	if (w->err)
+	if (!scalar(w, key))
 		return;
-	strbuf_reset(&w->esc);
-	strbuf_escape(&w->esc, p, n, 0);
-	if ((w->err = strbuf_error(&w->esc)))
-		return;
-	begin_item(w, key);
-	put_string(&w->sb, w->esc.buf ? w->esc.buf : "", w->esc.len);
+	w->err = put_bytes(&w->sb, &w->esc, p, n);
 	scalar_end(w);
 }
 
@@ -374,23 +403,19 @@ void jsonl_int(struct jsonl *j, const char *key, int64_t v)
 void jsonl_u64(struct jsonl *j, const char *key, uint64_t v)
 {
 	jsonl_item(j, key);
-	if (v > INT64_MAX)
-		strbuf_putc(j->sb, '"');
-	strbuf_putu(j->sb, v);
-	if (v > INT64_MAX)
-		strbuf_putc(j->sb, '"');
+	put_u64(j->sb, v);
 }
 
 void jsonl_bool(struct jsonl *j, const char *key, bool v)
 {
 	jsonl_item(j, key);
-	strbuf_put(j->sb, v ? "true" : "false", v ? 4 : 5);
+	put_bool(j->sb, v);
 }
 
 void jsonl_null(struct jsonl *j, const char *key)
 {
 	jsonl_item(j, key);
-	strbuf_put(j->sb, "null", 4);
+	put_null(j->sb);
 }
 
 void jsonl_strn(struct jsonl *j, const char *key, const char *s, size_t n)
@@ -406,22 +431,8 @@ void jsonl_str(struct jsonl *j, const char *key, const char *s)
 
 void jsonl_bytes(struct jsonl *j, const char *key, const uint8_t *p, size_t n)
 {
-	/* printable ASCII but for '"', '\\' and DEL: strbuf_escape leaves it as it is, and so does
-	 * the JSON string (most paths) */
-	if (!n || (json_plain_len(p, n, false) == n && !memchr(p, 0x7f, n))) { /* p may be NULL */
-		jsonl_item(j, key);
-		strbuf_putc(j->sb, '"');
-		strbuf_put(j->sb, p, n);
-		strbuf_putc(j->sb, '"');
-		return;
-	}
-	strbuf_reset(j->esc);
-	strbuf_escape(j->esc, p, n, 0);
-	if (strbuf_error(j->esc)) {
-		j->err = -ENOMEM;
-		return;
-	}
-	jsonl_strn(j, key, j->esc->buf ? j->esc->buf : "", j->esc->len);
+	jsonl_item(j, key);
+	j->err = j->err ?: put_bytes(j->sb, j->esc, p, n);
 }
 
 int jsonl_end(struct jsonl *j)

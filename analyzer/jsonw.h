@@ -57,9 +57,9 @@ int jsonw_finish(struct jsonw *w);
  * into a strbuf, byte for byte as json_dumpb(obj, JSON_COMPACT) writes the object that the
  * same calls would build with jansson (members in call order; jansson keeps insertion
  * order): no tree, no allocation per value. key is a member's name inside an object, NULL for
- * an element of an array. Integers as jansson's; jsonl_u64 as traceinfo.h's json_u64 (a
- * string past INT64_MAX); jsonl_bytes as json_bytes (strbuf_escape'd, then a JSON string);
- * jsonl_str takes valid UTF-8, as json_string does. Errors are the strbuf's (sticky). */
+ * an element of an array. The values are written as the indented writer's scalars above
+ * (the same code); jsonl_str takes valid UTF-8, as json_string does. Errors are kept to
+ * jsonl_end (and the strbuf's are sticky). */
 #define JSONL_DEPTH_MAX 8
 
 struct jsonl {
