@@ -207,7 +207,8 @@ static __always_inline void mw_slot_bytes(struct mw_rec *r, int slot, const void
 }
 
 /* Assigns the sequence number and hands the record to the ring buffer. Wakes the collector only
- * when enough bytes wait (it also polls on a short timeout), so a burst costs one wake-up. */
+ * when enough bytes wait (it also polls on a short timeout), so a burst costs one wake-up, and
+ * then not more often than every MW_WAKE_GAP_NS (maps.h). */
 static __always_inline void mw_rec_emit(struct mw_rec *r)
 {
 	__u32 zero = 0;
@@ -224,9 +225,12 @@ static __always_inline void mw_rec_emit(struct mw_rec *r)
 	}
 	barrier_var(size);
 	r->e->size = size;
-	flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= mw_wakeup_bytes ?
-			BPF_RB_FORCE_WAKEUP :
-			BPF_RB_NO_WAKEUP;
+	flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= mw_wakeup_bytes &&
+	    (__s64)(r->e->ts - mw_woken_ts) >= MW_WAKE_GAP_NS) {
+		mw_woken_ts = r->e->ts;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	if (bpf_ringbuf_output(&events, r->e, size, flags))
 		mw_loss(MW_LOSS_RINGBUF_FULL);
 }
