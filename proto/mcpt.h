@@ -130,8 +130,11 @@ struct mcpt_writer_opts {
 	uint32_t max_segment_records;
 	uint64_t max_segment_ns;
 	uint64_t heartbeat_ns;
-	bool fsync_seals;		/* fdatasync after every seal (regular files); NOTE: a
-					 * NULL opts means true, a zeroed struct means false */
+	bool fsync_seals;		/* fdatasync seals (regular files), paced: at most one
+					 * sync per 100 ms (or 4x the last sync's duration),
+					 * a seal that comes sooner is synced by the next
+					 * tick; NOTE: a NULL opts means true, a zeroed struct
+					 * means false. The FINAL seal is fsynced either way */
 	size_t flush_bytes;		/* write() once this much is buffered; 0 = 64 KiB */
 	const struct mcpt_clock *clock; /* NULL = the real clocks */
 	bool value_table; /* set MCPT_FEAT_VALUE_TABLE: mcpt_writer__event_refs may define values */
@@ -201,8 +204,9 @@ uint64_t mcpt_writer__chunk(const struct mcpt_writer *w);
 int mcpt_writer__set_loss(struct mcpt_writer *w, Mcpt__LossSource src, uint64_t cumulative);
 
 /* Seals now when the time policy says so (1 s since the last seal with records pending, or a
- * heartbeat; a MARK seal held back by the 100/s rate limit) and writes out buffered bytes older
- * than 100 ms. Call it after each batch of appends and whenever the returned delay elapses.
+ * heartbeat; a MARK seal held back by the 100/s rate limit), writes out buffered bytes older
+ * than 100 ms and makes a paced seal sync that is due (fsync_seals). Call it after each batch
+ * of appends and whenever the returned delay elapses.
  * Returns how many milliseconds may pass before the next call is due (0..100), or -errno. */
 int mcpt_writer__tick(struct mcpt_writer *w);
 
@@ -227,6 +231,7 @@ int mcpt_write_all(int fd, const void *p, size_t n);
 
 uint64_t mcpt_writer__records(const struct mcpt_writer *w); /* records written, header included */
 uint64_t mcpt_writer__seals(const struct mcpt_writer *w);
+uint64_t mcpt_writer__syncs(const struct mcpt_writer *w); /* fdatasyncs and fsyncs made */
 void mcpt_writer__trace_id(const struct mcpt_writer *w, uint8_t out[MCPT_TRACE_ID_LEN]);
 /* SEAL_DIGEST of the last seal written (zeros before the first): with the trace id, what to
  * anchor off-host after mcpt_writer__finish (TRACE-FORMAT.md 4.10). */

@@ -368,6 +368,8 @@ static int next_due_ms(const struct mcpt_writer *w, uint64_t now)
 	else
 		due = w->heartbeat_ns;
 	due = due > since ? due - since : 0;
+	since = mcpt_writer_sync_wait(w, now);
+	due = since < due ? since : due;
 	if (w->out.len) {
 		uint64_t age = now - w->buf_since_ns;
 		uint64_t left = age < MCPT_FLUSH_AGE_NS ? MCPT_FLUSH_AGE_NS - age : 0;
@@ -406,6 +408,8 @@ int mcpt_writer__tick(struct mcpt_writer *w)
 	}
 	if (!err && w->out.len && now - w->buf_since_ns >= MCPT_FLUSH_AGE_NS)
 		err = mcpt_writer_flush(w);
+	if (!err)
+		err = mcpt_writer_sync_due(w, now);
 	if (err)
 		return err;
 	return next_due_ms(w, w->clock.monotonic_ns(w->clock.ctx));
@@ -434,7 +438,6 @@ int mcpt_writer__seal(struct mcpt_writer *w, uint32_t flags)
 int mcpt_writer__finish(struct mcpt_writer *w, Mcpt__EndReason reason)
 {
 	uint32_t flags;
-	int err;
 
 	if (!w)
 		return -EINVAL;
@@ -449,10 +452,7 @@ int mcpt_writer__finish(struct mcpt_writer *w, Mcpt__EndReason reason)
 		flags |= MCPT_SEAL_ROTATE;
 	w->pending_flags = 0;
 	w->finished = true;
-	err = mcpt_writer_seal_now(w, flags, (uint32_t)reason);
-	if (!err && w->is_reg && fsync(w->fd) != 0)
-		err = w->err = -errno;
-	return err;
+	return mcpt_writer_seal_now(w, flags, (uint32_t)reason); /* fsyncs a regular file */
 }
 
 void mcpt_writer__free(struct mcpt_writer *w)
@@ -488,6 +488,11 @@ bool mcpt_writer__chunk_room(const struct mcpt_writer *w, uint32_t records, size
 uint64_t mcpt_writer__seals(const struct mcpt_writer *w)
 {
 	return w->seals;
+}
+
+uint64_t mcpt_writer__syncs(const struct mcpt_writer *w)
+{
+	return w->syncs;
 }
 
 void mcpt_writer__trace_id(const struct mcpt_writer *w, uint8_t out[MCPT_TRACE_ID_LEN])

@@ -8,6 +8,13 @@
 #include "internal.h"
 
 #define MCPT_FLUSH_AGE_NS     100000000ull /* buffered bytes are written within 100 ms */
+/* Seal syncs are paced: at most one fdatasync every MCPT_SYNC_GAP_NS, or every
+ * MCPT_SYNC_SHARE times the last one's duration when that is longer, so that a disk with slow
+ * syncs holds the single-threaded collector (which drains the ring between them) for at most
+ * one part in MCPT_SYNC_SHARE + 1 of its time. A seal that comes sooner is written at once and
+ * synced by the next paced sync (tick); the FINAL seal is synced at once. */
+#define MCPT_SYNC_GAP_NS      100000000ull
+#define MCPT_SYNC_SHARE	      4
 
 struct mcpt_writer {
 	int fd;
@@ -43,6 +50,10 @@ struct mcpt_writer {
 	uint64_t last_seal_ns;	/* monotonic */
 	uint64_t buf_since_ns;	/* monotonic time the buffer became non-empty */
 	uint32_t pending_flags; /* a MARK seal held back by the rate limit */
+	bool sync_pending;	/* a seal written since the last fdatasync (fsync on) */
+	uint64_t synced_ns;	/* monotonic end of the last fdatasync (0: none yet) */
+	uint64_t sync_gap_ns;	/* the pacing gap after it (MCPT_SYNC_GAP_NS or longer) */
+	uint64_t syncs;		/* fdatasyncs and fsyncs made */
 
 	struct mcpt_buf out; /* bytes not yet written */
 	struct mcpt_buf stmt, pae;
@@ -92,7 +103,14 @@ void mcpt_wtt_fork(struct mcpt_wtt *t, uint64_t chunk, Mcpt__Event *ev, uint32_t
 void mcpt_wts_delta(struct mcpt_writer *w, uint64_t chunk, Mcpt__Event *ev);
 
 /* writer_seal.c: closes the segment and writes its seal (flags include FINAL for the last one),
- * then flushes and, on regular files, fdatasyncs. 0 or -errno (sticky). */
+ * then flushes and, on regular files with fsync on, syncs: now when paced syncs allow it (see
+ * MCPT_SYNC_GAP_NS) or the seal is FINAL (fsync), else later through mcpt_writer_sync_due.
+ * 0 or -errno (sticky). */
 int mcpt_writer_seal_now(struct mcpt_writer *w, uint32_t flags, uint32_t end_reason);
+/* Nanoseconds from now until the pending sync is due (0: due now), or UINT64_MAX when no sync
+ * is pending. */
+uint64_t mcpt_writer_sync_wait(const struct mcpt_writer *w, uint64_t now);
+/* Makes the pending sync when it is due. 0 or -errno (sticky). */
+int mcpt_writer_sync_due(struct mcpt_writer *w, uint64_t now);
 
 #endif /* MCPT_WRITER_INT_H */

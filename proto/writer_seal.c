@@ -3,9 +3,11 @@
  * into its root, fill the SealStatement (counts, positions, chain link, clock sample, event time
  * range, cumulative loss totals, flags, end reason), sign DSSE-PAE(payload type, statement) with
  * Ed25519, append the Seal frame, chain its digest, then write everything out and fdatasync a
- * regular file so that what is sealed is durable.
+ * regular file so that what is sealed is durable: at once for the FINAL seal, paced for the
+ * others (MCPT_SYNC_GAP_NS).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -76,16 +78,61 @@ static int append_seal_frame(struct mcpt_writer *w, const uint8_t sig[MCPT_SEAL_
 	return 0;
 }
 
-static int sync_out(struct mcpt_writer *w)
+/* fdatasync (fsync with full) of what is written, then the pacing gap from its duration. */
+static int sync_now(struct mcpt_writer *w, bool full)
 {
-	int err = mcpt_writer_flush(w);
+	uint64_t t0 = w->clock.monotonic_ns(w->clock.ctx), took;
 
-	if (err)
-		return err;
-	if (w->is_reg && w->fsync && fdatasync(w->fd) != 0) {
+	if ((full ? fsync(w->fd) : fdatasync(w->fd)) != 0) {
 		w->err = -errno;
 		return w->err;
 	}
+	w->syncs++;
+	w->sync_pending = false;
+	w->synced_ns = w->clock.monotonic_ns(w->clock.ctx);
+	took = w->synced_ns > t0 ? w->synced_ns - t0 : 0;
+	w->sync_gap_ns = took > MCPT_SYNC_GAP_NS / MCPT_SYNC_SHARE ? took * MCPT_SYNC_SHARE :
+								      MCPT_SYNC_GAP_NS;
+	return 0;
+}
+
+uint64_t mcpt_writer_sync_wait(const struct mcpt_writer *w, uint64_t now)
+{
+	uint64_t since;
+
+	if (!w->sync_pending)
+		return UINT64_MAX;
+	if (!w->synced_ns)
+		return 0;
+	since = now - w->synced_ns;
+	return since < w->sync_gap_ns ? w->sync_gap_ns - since : 0;
+}
+
+int mcpt_writer_sync_due(struct mcpt_writer *w, uint64_t now)
+{
+	int err;
+
+	if (mcpt_writer_sync_wait(w, now) != 0)
+		return 0;
+	err = mcpt_writer_flush(w);
+	return err ? err : sync_now(w, false);
+}
+
+/* Writes everything out; on a regular file, fsyncs the FINAL seal, and with fsync on, syncs any
+ * other now when the pacing allows, else marks it pending for mcpt_writer_sync_due. */
+static int sync_out(struct mcpt_writer *w, bool final)
+{
+	int err = mcpt_writer_flush(w);
+
+	if (err || !w->is_reg)
+		return err;
+	if (final)
+		return sync_now(w, true);
+	if (!w->fsync)
+		return 0;
+	w->sync_pending = true;
+	if (mcpt_writer_sync_wait(w, w->clock.monotonic_ns(w->clock.ctx)) == 0)
+		return sync_now(w, false);
 	return 0;
 }
 
@@ -115,5 +162,5 @@ int mcpt_writer_seal_now(struct mcpt_writer *w, uint32_t flags, uint32_t end_rea
 	w->seg_first = w->records;
 	w->min_ts = w->max_ts = 0;
 	w->last_seal_ns = w->clock.monotonic_ns(w->clock.ctx);
-	return sync_out(w);
+	return sync_out(w, flags & MCPT_SEAL_FINAL);
 }

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace_testlib.h"
@@ -375,6 +376,152 @@ START_TEST(test_real_file)
 }
 END_TEST
 
+/* ---- paced seal syncs ---- */
+
+static uint64_t file_size(int fd)
+{
+	struct stat st;
+
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* Seals of a regular file are synced at most every 100 ms; one that comes sooner is written at
+ * once and synced by the tick that follows; the FINAL seal is synced at once. */
+START_TEST(test_sync_paced)
+{
+	struct mcpt_writer_opts wo = {.fsync_seals = true};
+	struct mcpt_signer *s = tl_signer(1);
+	struct flags_seen fs = {0};
+	struct tl_clock clk;
+	int fd = memfd_create("t", 0); /* a regular file: fdatasync succeeds */
+	struct mcpt_writer *w = writer(fd, &clk, s, &wo);
+	uint64_t size;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 0);
+	clk.now += 1000 * MS; /* seal 0: the first sync is never held */
+	ck_assert_int_ge(mcpt_writer__tick(w), 0);
+	ck_assert_uint_eq(mcpt_writer__seals(w), 1);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1);
+	clk.now += 20 * MS;
+	ck_assert_int_eq(tl_append_event(w, 0), 0);
+	size = file_size(fd);
+	ck_assert_int_eq(mcpt_writer__seal(w, MCPT_SEAL_MARK), 0);
+	ck_assert_uint_eq(mcpt_writer__seals(w), 2);
+	ck_assert_uint_gt(file_size(fd), size); /* written at once */
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1); /* synced later */
+	ck_assert_int_eq(mcpt_writer__tick(w), 80);  /* the sync is the next deadline */
+	clk.now += 79 * MS;
+	ck_assert_int_eq(mcpt_writer__tick(w), 1);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1);
+	clk.now += 1 * MS;
+	ck_assert_int_ge(mcpt_writer__tick(w), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 2);
+	ck_assert_int_eq(mcpt_writer__tick(w), 100); /* nothing pending: the flush age bounds it */
+	/* 30 seals 10 ms apart: every tenth is synced when it is made */
+	for (uint64_t i = 1; i <= 30; i++) {
+		clk.now += 10 * MS;
+		ck_assert_int_eq(tl_append_event(w, i), 0);
+		ck_assert_int_eq(mcpt_writer__seal(w, MCPT_SEAL_MARK), 0);
+		ck_assert_uint_eq(mcpt_writer__syncs(w), 2 + i / 10);
+	}
+	ck_assert_uint_eq(mcpt_writer__seals(w), 32);
+	clk.now += 11 * MS;
+	ck_assert_int_eq(tl_append_event(w, 31), 0);
+	ck_assert_int_eq(mcpt_writer__seal(w, MCPT_SEAL_MARK), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 5);
+	ck_assert_int_eq(mcpt_writer__finish(w, MCPT__END_REASON__END_CLEAN), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 6); /* FINAL: at once */
+	mcpt_writer__free(w);
+	verify_flags(fd, &fs);
+	ck_assert_uint_eq(fs.n, 34);
+	mcpt_signer_free(s);
+	close(fd);
+}
+END_TEST
+
+/* A clock that moves by step at every reading: a sync then takes (at least) step. */
+struct step_clock {
+	struct tl_clock c; /* first: the sample callback takes the context as a tl_clock */
+	uint64_t step;
+};
+
+static uint64_t step_mono(void *ctx)
+{
+	struct step_clock *k = ctx;
+
+	k->c.now += k->step;
+	return k->c.now;
+}
+
+/* A sync that took long spaces the next one by four times its duration (here 4 x 50 ms), so
+ * a slow disk holds the collector for at most a fifth of its time; a quick one brings the gap
+ * back to 100 ms. */
+START_TEST(test_sync_gap_follows_slow_sync)
+{
+	struct mcpt_writer_opts wo = {.fsync_seals = true};
+	struct mcpt_signer *s = tl_signer(1);
+	struct step_clock k = {.step = 0};
+	Mcpt__Header h;
+	Mcpt__Host host;
+	Mcpt__Kernel kern;
+	Mcpt__ClockSample cs;
+	int fd = memfd_create("t", 0);
+	struct mcpt_writer *w;
+
+	tl_clock_init(&k.c, 5 * MS);
+	k.c.clock.monotonic_ns = step_mono;
+	wo.clock = &k.c.clock;
+	tl_header(&h, &host, &kern, &cs);
+	w = mcpt_writer__new(fd, &h, s, &wo);
+	ck_assert_ptr_nonnull(w);
+	k.c.now += 1000 * MS;
+	k.step = 50 * MS;
+	ck_assert_int_eq(mcpt_writer__seal(w, 0), 0); /* seal 0, synced in 50 ms */
+	k.step = 0;
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1);
+	k.c.now += 150 * MS;
+	ck_assert_int_eq(tl_append_event(w, 0), 0);
+	ck_assert_int_eq(mcpt_writer__seal(w, 0), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1); /* 150 ms < 4 x 50 ms */
+	ck_assert_int_eq(mcpt_writer__tick(w), 50);
+	k.c.now += 50 * MS;
+	ck_assert_int_ge(mcpt_writer__tick(w), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 2); /* a quick one: 100 ms again */
+	k.c.now += 100 * MS;
+	ck_assert_int_eq(tl_append_event(w, 1), 0);
+	ck_assert_int_eq(mcpt_writer__seal(w, 0), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 3);
+	ck_assert_int_eq(mcpt_writer__finish(w, MCPT__END_REASON__END_CLEAN), 0);
+	mcpt_writer__free(w);
+	mcpt_signer_free(s);
+	close(fd);
+}
+END_TEST
+
+/* fsync_seals off: seals are not synced, the FINAL one still is (fsync). */
+START_TEST(test_sync_off)
+{
+	struct mcpt_signer *s = tl_signer(1);
+	struct tl_clock clk;
+	int fd = memfd_create("t", 0);
+	struct mcpt_writer *w = writer(fd, &clk, s, NULL);
+
+	ck_assert_ptr_nonnull(w);
+	clk.now += 1000 * MS;
+	ck_assert_int_ge(mcpt_writer__tick(w), 0);
+	ck_assert_int_eq(mcpt_writer__seal(w, 0), 0);
+	ck_assert_uint_eq(mcpt_writer__seals(w), 2);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 0);
+	ck_assert_int_eq(mcpt_writer__finish(w, MCPT__END_REASON__END_CLEAN), 0);
+	ck_assert_uint_eq(mcpt_writer__syncs(w), 1);
+	mcpt_writer__free(w);
+	mcpt_signer_free(s);
+	close(fd);
+}
+END_TEST
+
 /* ---- golden ---- */
 
 static void golden_records(struct mcpt_writer *w, struct tl_clock *clk)
@@ -559,6 +706,9 @@ Suite *trace_writer_suite(void)
 	tcase_add_test(cad, test_count_rule);
 	tcase_add_test(cad, test_buffering);
 	tcase_add_test(cad, test_real_file);
+	tcase_add_test(cad, test_sync_paced);
+	tcase_add_test(cad, test_sync_gap_follows_slow_sync);
+	tcase_add_test(cad, test_sync_off);
 	tcase_add_test(err, test_sticky_epipe);
 	tcase_add_test(err, test_sticky_efbig);
 	tcase_add_test(err, test_enospc_at_open);
