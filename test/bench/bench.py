@@ -33,6 +33,9 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
   icount      instructions per event of verify and analyze under callgrind on a 200 000-event
               trace: unlike times, not moved by the machine's load (compare builds with it).
   startup     collector: time from exec to the server's first instruction (= first event).
+  slowdisk    collector writing to a disk with slow syncs (slowdisk.py: 0, 20, 100 ms per sync,
+              emulated by slowsync.c preloaded into it): the generator's achieved rate, events
+              recorded and lost, seals and syncs, at the highest --rates up to 500 000/s.
 
 All workloads run as `nobody`. Everything is written under one temporary directory, removed at
 the end unless --keep. The machine's load average and any other BPF program attached to the
@@ -50,6 +53,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import slowdisk
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = "/usr/bin/python3"
@@ -859,7 +864,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(SRC, "build"))
     ap.add_argument("--only", default="startup,overhead,floor,tracesize,progstats,throughput,"
-                    "analyzer,icount")
+                    "slowdisk,analyzer,icount")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
@@ -911,7 +916,8 @@ def main():
             {"overhead": b.overhead, "floor": b.floor, "tracesize": b.tracesize,
              "progstats": b.progstats,
              "throughput": b.throughput, "analyzer": b.analyzer_bench,
-             "icount": b.analyzer_icount, "startup": b.startup}[sec]()
+             "icount": b.analyzer_icount, "startup": b.startup,
+             "slowdisk": lambda: slowdisk.section(b, tracestat)}[sec]()
             sys.stdout.flush()
     finally:
         b.results["machine"]["load_end"] = loadavg()
