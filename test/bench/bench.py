@@ -864,7 +864,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(SRC, "build"))
     ap.add_argument("--only", default="startup,overhead,floor,tracesize,progstats,throughput,"
-                    "slowdisk,analyzer,icount")
+                    "slowdisk,analyzer,icount",
+                    help="sections to run, comma-separated, in this order (default: all: "
+                         "%(default)s; each is described at the top of bench.py)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
@@ -892,6 +894,10 @@ def main():
                     help="mcpwitness only: no minimal tracer, strace or bpftrace columns in "
                          "overhead, no minimal tracer in throughput")
     a = ap.parse_args()
+    sections = ("startup", "overhead", "floor", "tracesize", "progstats", "throughput",
+                "slowdisk", "analyzer", "icount")
+    if any(x not in sections for x in a.only.split(",")):
+        ap.error("--only: sections are %s" % ", ".join(sections))
     a.workloads = a.workloads.split(",")
     a.rates = [int(x) for x in a.rates.split(",")]
     a.evgen = [k for k in a.evgen.split(",") if k]
