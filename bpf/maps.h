@@ -40,9 +40,9 @@ const volatile __u64 mw_wakeup_bytes __weak = 256 * 1024;
 /* While the collector lags (the ring holds mw_wakeup_bytes or more), it is woken at most once
  * every MW_WAKE_GAP_NS, not for every record: a wake-up is an irq_work (an interrupt the CPU
  * sends itself) that a collector busy elsewhere (a slow fdatasync, a full CPU) cannot use, and
- * paying one per record made the monitored server 2.7 times slower while the collector lagged.
- * mw_woken_ts is when the last one was asked (boot ns), written by every CPU without a lock:
- * a lost update costs one wake-up more. */
+ * paying one per record made the monitored server 2 to 2.7 times slower while the collector
+ * lagged (the slowdisk benchmark). mw_woken_ts is when the last one was asked (boot ns),
+ * written by every CPU without a lock: a lost update costs one wake-up more. */
 #define MW_WAKE_GAP_NS 1000000
 __u64 mw_woken_ts __weak;
 
