@@ -95,14 +95,40 @@ static int append_packed(struct session *s, enum mcpt_type type, size_t len, uin
 	return err;
 }
 
+/* A kernel record the collector cannot encode (its own lengths do not add up, or it would not
+ * fit the packing buffer: never expected from our programs). It is not written, so it is
+ * counted as lost in user space (USER_QUEUE): a Loss record with its sequence number and, from
+ * the next seal on, the sealed totals, so the trace does not read as complete. 0, or -EIO when
+ * the trace can no longer be written. */
+static int drop_malformed(struct session *s, const struct mw_event *ev, size_t size,
+			  const char *what)
+{
+	Mcpt__Loss loss = MCPT__LOSS__INIT;
+
+	if (++s->dropped <= 3)
+		p_warn("dropping a malformed %s record (%zu bytes): counted as lost%s", what, size,
+		       s->dropped == 3 ? " (further ones are counted without a warning)" : "");
+	loss.ts = now_ns(CLOCK_BOOTTIME);
+	loss.src = MCPT__LOSS_SOURCE__USER_QUEUE;
+	loss.delta = 1;
+	loss.cumulative = s->dropped;
+	if (size >= MW_EVENT_HDR_SIZE)
+		loss.first_seq = loss.last_seq = ev->seq;
+	if (append(s, MCPT_T_LOSS, &loss.base, 0))
+		return -EIO;
+	if (mcpt_writer__set_loss(s->writer, loss.src, s->dropped)) {
+		set_write_err(s, -EIO, "loss totals");
+		return -EIO;
+	}
+	return 0;
+}
+
 static int on_stdio(struct session *s, const struct mw_event *ev, size_t size)
 {
 	Mcpt__StdioFrame frame;
 
-	if (encode_stdio(ev, size, &frame) || wire_stdio_max(&frame) > sizeof(s->wire)) {
-		p_warn("dropping a malformed channel record (%zu bytes)", size);
-		return 0;
-	}
+	if (encode_stdio(ev, size, &frame) || wire_stdio_max(&frame) > sizeof(s->wire))
+		return drop_malformed(s, ev, size, "channel");
 	if (append_packed(s, MCPT_T_STDIO, wire_stdio_pack(&frame, s->wire), ev->ts))
 		return -EIO;
 	if (frame.dir == MCPT__STDIO_FRAME__DIR__WRITE && frame.last)
@@ -171,15 +197,13 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	struct encoded_event enc;
 	int err;
 
-	if (encode_is_stdio(ev)) {
+	if (size >= MW_EVENT_HDR_SIZE && encode_is_stdio(ev)) {
 		s->records++;
 		err = on_stdio(s, ev, size);
 		return err ? err : budget_spent(s);
 	}
-	if (encode_event(ev, size, &enc) || wire_event_max(&enc.msg) > sizeof(s->wire)) {
-		p_warn("dropping a malformed kernel record (%zu bytes)", size);
-		return budget_spent(s);
-	}
+	if (encode_event(ev, size, &enc) || wire_event_max(&enc.msg) > sizeof(s->wire))
+		return drop_malformed(s, ev, size, "kernel") ?: budget_spent(s);
 	s->records++;
 	if (!s->write_err) { /* repeated values and tasks by reference, timestamps as deltas */
 		err = mcpt_writer__event_refs(s->writer, &enc.msg);

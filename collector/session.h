@@ -29,6 +29,7 @@ struct session {
 	uint64_t loss_seen[MW_LOSS_REASONS]; /* counters already written as Loss records */
 	uint64_t loss_seq; /* kernel's next sequence number before the counters were last read */
 	uint64_t records;
+	uint64_t dropped; /* kernel records that could not be encoded, written as USER_QUEUE loss */
 	uint32_t drained_this_turn;
 	bool ring_backlog; /* the last drain stopped at its budget */
 	bool seal_pending; /* a server write ended: seal at the end of this loop turn */
