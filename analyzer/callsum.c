@@ -24,12 +24,22 @@ struct held_entry {
 
 #define HELD_ENTRIES_MAX 256
 
+/* The effects' texts, each kept once (open addressing, at most half full). */
+struct text_slot {
+	uint64_t hash;
+	char *text; /* NULL: free */
+};
+
 struct callsum {
 	struct callsum_sink *sinks; /* [0..BUCKETS) buckets, then one per call */
 	size_t n_calls;
 	struct held_entry held[HELD_ENTRIES_MAX];
 	size_t n_held;
+	struct text_slot *texts;
+	size_t n_texts, cap_texts; /* cap a power of two */
 };
+
+_Static_assert(ATTR_RULES <= 16, "callsum_entry.rules holds a bit per rule");
 
 const char *callsum_group_name(enum callsum_group g)
 {
@@ -57,11 +67,11 @@ void callsum__free(struct callsum *s)
 		return;
 	for (size_t i = 0; i < s->n_held; i++)
 		free(s->held[i].text);
-	for (size_t i = 0; i < BUCKETS + s->n_calls; i++) {
-		for (size_t j = 0; j < s->sinks[i].n; j++)
-			free(s->sinks[i].v[j].text);
+	for (size_t i = 0; i < BUCKETS + s->n_calls; i++)
 		free(s->sinks[i].v);
-	}
+	for (size_t i = 0; i < s->cap_texts; i++)
+		free(s->texts[i].text);
+	free(s->texts);
 	free(s->sinks);
 	free(s);
 }
@@ -134,27 +144,74 @@ static void describe(struct strbuf *sb, const struct ev_view *v)
 	put_result(sb, v);
 }
 
-static uint64_t hash_str(const char *s, enum callsum_group g)
+/* --- the texts, kept once ---------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)g;
+	uint64_t h = 1469598103934665603ull;
 
 	for (; *s; s++)
 		h = (h ^ (uint8_t)*s) * 1099511628211ull;
 	return h;
 }
 
+static struct text_slot *text_slot(struct text_slot *v, size_t cap, uint64_t h, const char *text)
+{
+	size_t i = (size_t)h & (cap - 1);
+
+	while (v[i].text && (v[i].hash != h || strcmp(v[i].text, text)))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static int texts_grow(struct callsum *s)
+{
+	size_t cap = s->cap_texts ? s->cap_texts * 2 : 1024;
+	struct text_slot *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->cap_texts; i++)
+		if (s->texts[i].text)
+			*text_slot(v, cap, s->texts[i].hash, s->texts[i].text) = s->texts[i];
+	free(s->texts);
+	s->texts = v;
+	s->cap_texts = cap;
+	return 0;
+}
+
+/* The one copy of text, made on its first use. NULL when out of memory. */
+static const char *text_intern(struct callsum *s, const char *text)
+{
+	uint64_t h = hash_str(text);
+	struct text_slot *t;
+
+	if (2 * (s->n_texts + 1) > s->cap_texts && texts_grow(s))
+		return NULL;
+	t = text_slot(s->texts, s->cap_texts, h, text);
+	if (!t->text) {
+		if (!(t->text = strdup(text)))
+			return NULL;
+		t->hash = h;
+		s->n_texts++;
+	}
+	return t->text;
+}
+
+/* --- the effects of each call ---------------------------------------------------------------- */
+
+/* Lists the effect (group g, text: interned, so equal texts are the same pointer) in sink k. */
 static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *text,
 		    uint64_t ts, uint32_t pid, enum attr_rule rule, uint64_t index)
 {
-	uint64_t h = hash_str(text, g);
 	struct callsum_entry *e;
 
 	k->events++;
 	for (size_t i = 0; i < k->n; i++) {
 		e = &k->v[i];
-		if (e->hash == h && e->group == g && !strcmp(e->text, text)) {
+		if (e->text == text && e->group == g) {
 			e->count++;
-			e->rules |= 1u << rule;
+			e->rules |= (uint16_t)(1u << rule);
 			return 0;
 		}
 	}
@@ -171,26 +228,25 @@ static int sink_add(struct callsum_sink *k, enum callsum_group g, const char *te
 		k->v = e;
 		k->cap = cap;
 	}
-	e = &k->v[k->n];
-	*e = (struct callsum_entry){.group = g,
-				    .count = 1,
-				    .first_record = index,
-				    .first_ts = ts,
-				    .first_pid = pid,
-				    .rules = 1u << rule,
-				    .hash = h};
-	e->text = strdup(text);
-	if (!e->text)
-		return -ENOMEM;
-	k->n++;
+	k->v[k->n++] = (struct callsum_entry){.text = text,
+					      .count = 1,
+					      .first_record = index,
+					      .first_ts = ts,
+					      .first_pid = pid,
+					      .rules = (uint16_t)(1u << rule),
+					      .group = (uint8_t)g};
 	return 0;
 }
 
 /* Lists one effect under the call(s) or bucket a attributes it to. */
-static int add_effect(struct callsum *s, enum callsum_group g, const char *text, uint64_t ts,
+static int add_effect(struct callsum *s, enum callsum_group g, const char *text_in, uint64_t ts,
 		      uint32_t pid, const struct attribution *a, uint64_t index)
 {
+	const char *text = text_intern(s, text_in);
 	int err = 0;
+
+	if (!text)
+		return -ENOMEM;
 
 	if (a->rule == ATTR_BUCKET)
 		return sink_add(&s->sinks[a->bucket], g, text, ts, pid, a->rule, index);

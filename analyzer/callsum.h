@@ -5,7 +5,8 @@
  * rules that attributed it. An ambiguous event is listed under every candidate, flagged.
  *
  * Memory is bounded per call: at most CALLSUM_ENTRIES_MAX distinct effects are kept for each
- * call and bucket; the rest are only counted.
+ * call and bucket; the rest are only counted. An effect's text is kept once for the whole
+ * trace, however many calls list it (a server's calls open the same files over and over).
  */
 #ifndef MW_CALLSUM_H
 #define MW_CALLSUM_H
@@ -27,12 +28,11 @@ enum callsum_group {
 };
 
 struct callsum_entry {
-	enum callsum_group group;
-	char *text; /* "openat /etc/passwd read -> success", escaped */
+	const char *text; /* "openat /etc/passwd read -> success", escaped; shared, see above */
 	uint64_t count, first_record, first_ts;
 	uint32_t first_pid;
-	unsigned rules; /* bit per enum attr_rule */
-	uint64_t hash;
+	uint16_t rules; /* bit per enum attr_rule */
+	uint8_t group;	/* enum callsum_group */
 };
 
 struct callsum_sink {

@@ -2,7 +2,8 @@
  * check_callsum.c - the per-call effect lists of `mcpwitness calls`: an entry-time record
  * (a syscall that may block) is not an effect of its own when its completion follows on the
  * same thread; it is listed as pending when the thread moves on without completing it or when
- * the trace ends; identical effects are counted, not repeated; threads' forks are not effects.
+ * the trace ends; identical effects are counted, not repeated; threads' forks are not effects;
+ * an effect listed by many calls keeps one text.
  */
 #include <check.h>
 #include <string.h>
@@ -132,6 +133,37 @@ START_TEST(many_threads_blocked_at_once)
 }
 END_TEST
 
+/* The same effect in two calls is one text, kept once; another group or text is another
+ * entry. */
+START_TEST(texts_shared_between_calls)
+{
+	static const struct attribution call2 = {.rule = ATTR_WINDOW, .call = 2};
+	struct callsum *s = callsum__new(2);
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[3] = {-100, 0, 0};
+	const struct callsum_sink *k1, *k2;
+	struct ev_view v;
+
+	add_open(s, 7, "/etc/hosts", 3, 0, 10);
+	add_open(s, 7, "/etc/passwd", 3, 0, 11);
+	e.op = MCPT__OP__OP_OPENAT;
+	e.pid = 100, e.tid = 8, e.ret = 3, e.ts = 12000;
+	e.n_args = 3, e.args = args;
+	e.path = bin("/etc/passwd");
+	e.abs_path = bin("/etc/passwd");
+	event_decode(&v, &e);
+	ck_assert_int_eq(callsum__add(s, &v, &call2, 12), 0);
+	k1 = finished(s);
+	k2 = callsum__call(s, 2);
+	ck_assert_uint_eq(k1->n, 2);
+	ck_assert_uint_eq(k2->n, 1);
+	ck_assert_str_eq(k2->v[0].text, "openat /etc/passwd (read)");
+	ck_assert_ptr_eq(k2->v[0].text, k1->v[1].text);
+	ck_assert_ptr_ne(k1->v[0].text, k1->v[1].text);
+	callsum__free(s);
+}
+END_TEST
+
 Suite *callsum_suite(void);
 
 Suite *callsum_suite(void)
@@ -143,6 +175,7 @@ Suite *callsum_suite(void)
 	tcase_add_test(tc, entry_listed_pending_when_the_thread_moves_on);
 	tcase_add_test(tc, repeats_counted_threads_not_effects);
 	tcase_add_test(tc, many_threads_blocked_at_once);
+	tcase_add_test(tc, texts_shared_between_calls);
 	suite_add_tcase(s, tc);
 	return s;
 }
