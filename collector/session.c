@@ -131,6 +131,7 @@ static int on_stdio(struct session *s, const struct mw_event *ev, size_t size)
 		return drop_malformed(s, ev, size, "channel");
 	if (append_packed(s, MCPT_T_STDIO, wire_stdio_pack(&frame, s->wire), ev->ts))
 		return -EIO;
+	s->records++;
 	if (frame.dir == MCPT__STDIO_FRAME__DIR__WRITE && frame.last)
 		seal_after_write(s);
 	return 0;
@@ -198,7 +199,6 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	int err;
 
 	if (size >= MW_EVENT_HDR_SIZE && encode_is_stdio(ev)) {
-		s->records++;
 		err = on_stdio(s, ev, size);
 		return err ? err : budget_spent(s);
 	}

@@ -122,6 +122,7 @@ START_TEST(test_malformed_records_are_losses)
 	ck_assert_uint_eq(s.dropped, 2);
 	ck_assert_int_eq(session_on_record(&s, ok, MW_EVENT_HDR_SIZE - 1), 0); /* short */
 	ck_assert_uint_eq(s.dropped, 3);
+	ck_assert_uint_eq(s.records, 1); /* what the closing "N events recorded" line says */
 	run(&s, s.writer, fd, &seen, &rep);
 
 	ck_assert_uint_eq(seen.events, 1);
