@@ -20,6 +20,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               and untracked tasks (enabled for this section only: stats cost time themselves),
               on the openat, stdio and connect loops and on two loops of its own
               (wl_pathcall.c: chmod, sendto) whose calls have the tamper check's entry stash.
+              Unless --no-reference, also the minimal tracer's programs on the openat loop, and
+              both tracers' BPF time per loop iteration.
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
               refused bpf() calls with integers only: the cheapest recorded syscall; opens of
@@ -455,6 +457,47 @@ class Bench:
                     print("%-9s %-28s %16.0f %12d" % (wl, name, est[0], est[1]))
                     r["tracked_only"] = est
 
+        if not self.a.no_reference and "openat" in rows and self.reftracer():
+            self.progstats_minimal(rows["openat"])
+
+    def progstats_minimal(self, ours):
+        """The minimal tracer's programs on the same in-tree openat loop (with stats on), beside
+        ours per loop iteration: where the extra cost of the in-tree openat is spent."""
+        n = self.scaled("openat") // 2
+        agent = "echo MWREADY >&2; read x; %s; echo MWDONE >&2; read x" % " ".join(
+            self.wl_cmd("openat", n))
+        out = self.j("ref-stats.bin")
+        set_bpf_stats(1)
+        try:
+            p = subprocess.Popen(self.reftracer_cmd(out, NOBODY + ["/bin/sh", "-c", agent]),
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            wait_ready(p.stderr)
+            s1, s2 = self.stats_window(p)
+        finally:
+            set_bpf_stats(0)
+        if os.path.exists(out):
+            os.unlink(out)
+        ref = {name: delta(s1, s2, name) for name in s2}
+        self.results["sections"]["progstats_minimal"] = ref
+        per_iter = 0.0
+        print("\nThe minimal tracer on the same openat loop (its openat programs also run for other "
+              "tasks' opens):")
+        for name in sorted(ref):
+            t, c = ref[name]
+            if c and "openat" in name:
+                print("%-9s %-28s %14s %10d" % ("openat", name, fmtns(ref[name]), c))
+                per_iter += t / c
+        mine = [ours.get(x, {}).get("tracked_only") for x in ("mw_dispatch_enter",
+                                                              "mw_dispatch_exit")]
+        if all(mine) and per_iter:
+            # ours: per tracked syscall, two syscalls (openat, close) an iteration
+            ns = 2 * (mine[0][0] + mine[1][0])
+            print("BPF time per loop iteration: mcpwitness %.0f ns (openat and close), minimal "
+                  "tracer %.0f ns (openat only)" % (ns, per_iter))
+            self.results["sections"]["progstats_minimal_per_iter"] = {
+                "mcpwitness_ns": ns, "minimal_ns": per_iter}
+
     def floor(self):
         """Untracked cost per attach kind (tracefloor.c prints the table; this keeps its JSON)."""
         print("\n## Floor: what an untracked process pays per attach kind (tracefloor)")
@@ -480,6 +523,17 @@ class Bench:
         n = self.scaled(wl) // 2
         return (n + n // 10 + 1) * PROGSTATS_CALLS[wl]
 
+    def stats_window(self, p):
+        """Lets the agent p (waiting after MWREADY) run its loop; the stats of p's BPF programs
+        before and after it."""
+        before = prog_stats(p.pid)
+        p.stdin.write(b"go\n")
+        p.stdin.flush()
+        wait_ready(p.stderr, "MWDONE")
+        after = prog_stats(p.pid)
+        self.stop(p)
+        return before, after
+
     def progstats_one(self, wl):
         n = self.scaled(wl) // 2
         w = self.wl_cmd(wl, n)
@@ -495,12 +549,7 @@ class Bench:
         # untracked: the same loop outside the tree while the collector records the agent
         subprocess.run(NOBODY + self.wl_cmd(wl, n), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-        s1 = prog_stats(p.pid)
-        p.stdin.write(b"go\n")
-        p.stdin.flush()
-        wait_ready(p.stderr, "MWDONE")
-        s2 = prog_stats(p.pid)
-        self.stop(p)
+        s1, s2 = self.stats_window(p)
         os.unlink(trace)
         rows = {}
         for name in s2:
