@@ -61,6 +61,7 @@ static struct mw_event *record(uint16_t op, uint64_t seq, size_t n, size_t *size
 	return e;
 }
 
+/* Finishes the trace, ends the session and verifies what was written. */
 static void run(struct session *s, struct mcpt_writer *w, int fd, struct seen *seen,
 		struct mcpt_report *rep)
 {
@@ -74,6 +75,7 @@ static void run(struct session *s, struct mcpt_writer *w, int fd, struct seen *s
 	ck_assert_int_eq(tl_verify(t.p, t.len, &vo, on_rec, seen, rep), 0);
 	ck_assert_int_eq(rep->verdict, MCPT_VALID_COMPLETE);
 	tl_bytes_free(&t);
+	session_fini(s);
 }
 
 static struct mcpt_writer *open_writer(int fd, struct mcpt_signer *sg)
