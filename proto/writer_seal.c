@@ -131,9 +131,7 @@ static int sync_out(struct mcpt_writer *w, bool final)
 	if (!w->fsync)
 		return 0;
 	w->sync_pending = true;
-	if (mcpt_writer_sync_wait(w, w->clock.monotonic_ns(w->clock.ctx)) == 0)
-		return sync_now(w, false);
-	return 0;
+	return mcpt_writer_sync_due(w, w->last_seal_ns); /* the seal's own time */
 }
 
 int mcpt_writer_seal_now(struct mcpt_writer *w, uint32_t flags, uint32_t end_reason)

@@ -430,6 +430,8 @@ class Bench:
             rows = {}
             for wl in PROGSTATS_CALLS:
                 rows[wl] = self.progstats_one(wl)
+            ref = self.progstats_minimal() if not self.a.no_reference and self.reftracer() \
+                else None
         finally:
             set_bpf_stats(0)
         self.results["sections"]["progstats"] = rows
@@ -456,29 +458,28 @@ class Bench:
                 if est:
                     print("%-9s %-28s %16.0f %12d" % (wl, name, est[0], est[1]))
                     r["tracked_only"] = est
+        if ref:
+            self.progstats_minimal_print(ref, rows["openat"])
 
-        if not self.a.no_reference and "openat" in rows and self.reftracer():
-            self.progstats_minimal(rows["openat"])
-
-    def progstats_minimal(self, ours):
-        """The minimal tracer's programs on the same in-tree openat loop (with stats on), beside
-        ours per loop iteration: where the extra cost of the in-tree openat is spent."""
+    def progstats_minimal(self):
+        """The minimal tracer's programs on the same in-tree openat loop (stats on): name ->
+        (run_time_ns, run_cnt) over the loop."""
         n = self.scaled("openat") // 2
         agent = "echo MWREADY >&2; read x; %s; echo MWDONE >&2; read x" % " ".join(
             self.wl_cmd("openat", n))
         out = self.j("ref-stats.bin")
-        set_bpf_stats(1)
-        try:
-            p = subprocess.Popen(self.reftracer_cmd(out, NOBODY + ["/bin/sh", "-c", agent]),
-                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE)
-            wait_ready(p.stderr)
-            s1, s2 = self.stats_window(p)
-        finally:
-            set_bpf_stats(0)
+        p = subprocess.Popen(self.reftracer_cmd(out, NOBODY + ["/bin/sh", "-c", agent]),
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        wait_ready(p.stderr)
+        s1, s2 = self.stats_window(p)
         if os.path.exists(out):
             os.unlink(out)
-        ref = {name: delta(s1, s2, name) for name in s2}
+        return {name: delta(s1, s2, name) for name in s2}
+
+    def progstats_minimal_print(self, ref, ours):
+        """The minimal tracer's openat programs beside ours per loop iteration: where the extra
+        cost of the in-tree openat is spent."""
         self.results["sections"]["progstats_minimal"] = ref
         per_iter = 0.0
         print("\nThe minimal tracer on the same openat loop (its openat programs also run for other "

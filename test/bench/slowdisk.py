@@ -14,8 +14,7 @@ DELAYS_MS = (0, 20, 100)
 
 
 def section(b, tracestat):
-    rate = max(r for r in b.a.rates if r <= 500000) if min(b.a.rates) <= 500000 else \
-        min(b.a.rates)
+    rate = max([r for r in b.a.rates if r <= 500000] or [min(b.a.rates)])
     shim = os.path.join(b.build, "test", "bench", "libmw_slowsync.so")
     rows = []
     print("\n## Slow disk: syncs delayed by a preloaded shim (slowsync.c), %d s of failing "
@@ -34,7 +33,7 @@ def section(b, tracestat):
             f = line.split()
             if line.startswith("RESULT evgen"):
                 achieved = float(f[2])
-            elif line.startswith("slowsync: ") and f[0] == "slowsync:" and len(f) >= 5:
+            elif f[:1] == ["slowsync:"] and len(f) >= 5:
                 syncs, waited = int(f[1]), float(f[3])
         st = tracestat(b.j("bin", "tracestat"), trace)
         v = subprocess.run([b.analyzer, "verify", trace, "--pubkey", b.pub],
