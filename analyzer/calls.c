@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "fnv.h"
 #include "strbuf.h"
 
 struct pend {
@@ -311,11 +312,7 @@ static int fill_request(struct callset *cs, struct call *c, const json_t *params
 
 static uint64_t id_hash(enum chan_dir dir, const char *id)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)dir;
-
-	for (; *id; id++)
-		h = (h ^ (uint8_t)*id) * 1099511628211ull;
-	return h;
+	return fnv1a_str(FNV1A_SEED ^ (uint64_t)dir, id);
 }
 
 static size_t bucket_of(const struct callset *cs, enum chan_dir dir, const char *id)

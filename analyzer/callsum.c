@@ -8,6 +8,7 @@
 
 #include "callsum.h"
 #include "events.h"
+#include "fnv.h"
 #include "strbuf.h"
 
 /* An entry-time record (MW_F_ENTRY) waiting for its thread's next record: when that is the
@@ -146,15 +147,6 @@ static void describe(struct strbuf *sb, const struct ev_view *v)
 
 /* --- the texts, kept once ---------------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
 static struct text_slot *text_slot(struct text_slot *v, size_t cap, uint64_t h, const char *text)
 {
 	size_t i = (size_t)h & (cap - 1);
@@ -183,7 +175,7 @@ static int texts_grow(struct callsum *s)
 /* The one copy of text, made on its first use. NULL when out of memory. */
 static const char *text_intern(struct callsum *s, const char *text)
 {
-	uint64_t h = hash_str(text);
+	uint64_t h = fnv1a_str(FNV1A_SEED, text);
 	struct text_slot *t;
 
 	if (2 * (s->n_texts + 1) > s->cap_texts && texts_grow(s))

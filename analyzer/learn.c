@@ -8,6 +8,7 @@
 
 #include "learn.h"
 #include "learn_op.h"
+#include "fnv.h"
 
 static const char *const kind_names[LK_KINDS] = {
 	[LK_PROC] = "proc",	[LK_EXEC] = "exec",	[LK_READ] = "read",
@@ -116,24 +117,15 @@ long lmodel__scope(struct lmodel *m, enum ls_kind kind, const char *name)
 
 /* --- items -------------------------------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t key_hash(size_t scope, enum lk_kind kind, const char *f1, const char *f2)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = FNV1A_SEED;
 	uint32_t k = (uint32_t)kind;
 
-	h = fnv(h, &scope, sizeof(scope));
-	h = fnv(h, &k, sizeof(k));
-	h = fnv(h, f1, strlen(f1) + 1);
-	return fnv(h, f2, strlen(f2) + 1);
+	h = fnv1a_bytes(h, &scope, sizeof(scope));
+	h = fnv1a_bytes(h, &k, sizeof(k));
+	h = fnv1a_bytes(h, f1, strlen(f1) + 1);
+	return fnv1a_bytes(h, f2, strlen(f2) + 1);
 }
 
 static bool item_is(const struct litem *it, size_t scope, enum lk_kind kind, const char *f1,

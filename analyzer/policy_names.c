@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "fnv.h"
 
 struct pol_names {
 	uint32_t *slot; /* position + 1 in the array; 0: empty */
@@ -37,10 +38,8 @@ static const char *rule_id(const void *e)
 
 static size_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t h = fnv1a_str(FNV1A_SEED, s);
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return (size_t)(h ^ (h >> 29));
 }
 
