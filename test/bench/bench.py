@@ -13,8 +13,9 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               and a ratio is variant / baseline of the same repetition. Median and min..max
               over the repetitions.
   floor       what an untracked process pays per syscall once tracing is on, by attach kind
-              (tracefloor.c: tp_btf, raw_tp, classic per-syscall tracepoints, empty programs
-              and the collector's membership test), on an openat+close loop and a getppid
+              (tracefloor.c: tp_btf, raw_tp, classic per-syscall tracepoints, empty programs,
+              the collector's membership test, and an empty pair that reserves and discards a
+              ring slot at each exit), on an openat+close loop and a getppid
               loop, rotated per repetition: the out-of-tree overhead's floor.
   progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
               and untracked tasks (enabled for this section only: stats cost time themselves),
