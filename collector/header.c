@@ -287,11 +287,32 @@ static void fill_fds(struct header_data *h, const char *proc)
 	h->target.n_fds = 3;
 }
 
-/* Digest of the environment block (values never stored) and the HOME and TMPDIR it holds. */
-static void fill_env(struct header_data *h, const char *proc)
+/* Our environment as execve hands it to COMMAND (and /proc/PID/environ then shows it): each
+ * NAME=value with its NUL, in order. Not /proc/self/environ, which still shows the block we
+ * were started with, before launch_user_env. malloc'd; *len its size. */
+static char *env_block(size_t *len)
+{
+	extern char **environ;
+	size_t n = 0, i;
+	char *buf, *p;
+
+	for (i = 0; environ && environ[i]; i++)
+		n += strlen(environ[i]) + 1;
+	buf = malloc(n ? n : 1);
+	if (!buf)
+		return NULL;
+	for (i = 0, p = buf; environ && environ[i]; i++)
+		p = stpcpy(p, environ[i]) + 1;
+	*len = n;
+	return buf;
+}
+
+/* Digest of the environment block (values never stored) and the HOME and TMPDIR it holds:
+ * the server's own in attach mode, the one we pass it in launch mode. */
+static void fill_env(struct header_data *h, const struct header_input *in, const char *proc)
 {
 	size_t len = 0, i, n;
-	char *env = own(h, proc_file(proc, "environ", &len));
+	char *env = own(h, in->attached ? proc_file(proc, "environ", &len) : env_block(&len));
 	const char *tmp = NULL;
 
 	crypto_generichash(h->env_digest, 32, (const uint8_t *)env, env ? len : 0, NULL, 0);
@@ -337,8 +358,8 @@ static int fill_argv(struct header_data *h, const struct header_input *in, const
 }
 
 /* The server's facts. In launch mode the server inherited our cwd, root, environment and fds
- * 0-2 (and the executable is what its own PATH search ran), so /proc/self tells them; in
- * attach mode /proc/PID does. */
+ * 0-2 (and the executable is what its own PATH search ran), so /proc/self tells them, and
+ * our environment (launch_user_env's) is its; in attach mode /proc/PID does. */
 static int fill_target(struct header_data *h, const struct header_input *in)
 {
 	const struct launch_cred *c = in->cred;
@@ -373,7 +394,7 @@ static int fill_target(struct header_data *h, const struct header_input *in)
 	h->target.n_groups = (size_t)c->ngroups;
 	h->target.user = str_bin(c->user);
 	h->target.passwd_home = str_bin(c->passwd_home);
-	fill_env(h, proc);
+	fill_env(h, in, proc);
 	fill_fds(h, proc);
 	return 0;
 }

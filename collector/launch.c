@@ -121,6 +121,49 @@ int launch_resolve_cred(const struct options *o, struct launch_cred *c)
 	return fill_groups(c);
 }
 
+/* Sets name to value when it is set to what (the collector's own user's). */
+static int repoint(const char *name, const char *what, const char *value)
+{
+	const char *now = getenv(name);
+
+	if (!now || !what || !value || strcmp(now, what) != 0)
+		return 0;
+	if (setenv(name, value, 1)) {
+		int err = errno;
+
+		p_err("failed to set %s for COMMAND's user: %s", name, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+int launch_user_env(const struct launch_cred *c)
+{
+	struct passwd *self;
+	char *home, *name;
+	int err;
+
+	if (c->uid == getuid() || !c->user)
+		return 0;
+	self = getpwuid(getuid());
+	if (!self)
+		return 0; /* no entry of our own: nothing of ours to recognise */
+	home = strdup(self->pw_dir);
+	name = strdup(self->pw_name);
+	if (!home || !name) {
+		free(home);
+		free(name);
+		p_err("failed to set up COMMAND's environment: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = repoint("HOME", home, c->passwd_home);
+	err = err ?: repoint("USER", name, c->user);
+	err = err ?: repoint("LOGNAME", name, c->user);
+	free(home);
+	free(name);
+	return err;
+}
+
 void launch_cred_fini(struct launch_cred *c)
 {
 	free(c->groups);

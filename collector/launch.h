@@ -26,6 +26,14 @@ struct launch_cred {
  * unless --allow-root. 0 or -errno with one line logged. */
 int launch_resolve_cred(const struct options *opts, struct launch_cred *cred);
 void launch_cred_fini(struct launch_cred *cred);
+/* COMMAND inherits the collector's environment, but the login variables sudo (or su) set for
+ * the collector's own user would tell COMMAND, run as another user, that it is root: its `~`
+ * would be root's home, where it cannot write, and the trace's home would not be its user's.
+ * So HOME, USER and LOGNAME that still name the collector's own user are set to cred's user's,
+ * as sudo -u USER would set them; a value the caller chose passes unchanged, and so does
+ * everything when COMMAND runs as the collector's user or its uid has no password entry.
+ * 0 or -errno with one line logged. */
+int launch_user_env(const struct launch_cred *cred);
 
 struct launch {
 	pid_t pid;  /* the server */

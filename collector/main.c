@@ -240,6 +240,8 @@ static int check_identity(struct collector *c)
 		err = launch_resolve_cred(&c->opts, &c->cred);
 	if (!err && c->inv.via_sudo && c->cred.uid != c->inv.uid)
 		err = -EPERM; /* cannot happen after sudo_limits; kept as the invariant */
+	if (!err)
+		err = launch_user_env(&c->cred);
 	return err ? err : privs_check();
 }
 

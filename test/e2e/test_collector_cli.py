@@ -7,6 +7,7 @@ a control channel that fails is dropped, not spun on), and the wording of option
 --help."""
 import json
 import os
+import pwd
 import re
 import signal
 import stat
@@ -294,6 +295,35 @@ class CollectorCli(mwtest.E2ETestCase):
         self.assertTrue(ign & (1 << (signal.SIGHUP - 1)), r.stdout)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):  # the collector's own
             self.assertFalse(ign & (1 << (sig - 1)), "%s ignored: %s" % (sig, r.stdout))
+
+    def test_through_sudo_the_server_gets_its_users_login_variables(self):
+        """sudo sets HOME, USER and LOGNAME for root: COMMAND, run as the invoker, gets the
+        invoker's instead (as sudo -u would set them), and the trace's home is theirs, with
+        the digest of the environment COMMAND really got. A value the caller chose passes
+        unchanged; so does an unset one."""
+        uid, gid = self.nobody
+        me, them = pwd.getpwuid(os.getuid()), pwd.getpwuid(uid)
+        mine = self.work.mkdir("mine", owner=(uid, gid), mode=0o755)
+        sudo_env = dict(os.environ, SUDO_UID=str(uid), SUDO_GID=str(gid), SUDO_USER="nobody",
+                        HOME=me.pw_dir, USER=me.pw_name, LOGNAME=me.pw_name)
+        show = ["/bin/sh", "-c", 'printf "%s|%s|%s|" "$HOME" "$USER" "${LOGNAME-unset}"; '
+                                 'b2sum -l 256 </proc/$$/environ']
+        chosen = dict(sudo_env, HOME=self.work.path, USER="someone-else")
+        del chosen["LOGNAME"]
+        for i, (env, want) in enumerate((
+                (sudo_env, [them.pw_dir, them.pw_name, them.pw_name]),
+                (chosen, [self.work.path, "someone-else", "unset"]))):
+            with self.subTest(want=want):
+                out = os.path.join(mine, "env%d.mcpt" % i)
+                r = self.collect(["-o", out], show, user=None, env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                got = r.stdout.split("|")
+                self.assertEqual(got[:3], want)
+                target = mwtest.dump_json(out, self.keys)[0]["target"]
+                self.assertEqual((target["home"], target["passwd_home"], target["user"]),
+                                 (want[0], them.pw_dir, them.pw_name))
+                with open(out, "rb") as f:  # the header holds the digest of what it got
+                    self.assertIn(bytes.fromhex(got[3].split()[0]), f.read(4096))
 
     def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
         """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of
