@@ -73,12 +73,22 @@ static json_t *server_json(const Mcpt__Target *t, const struct call_session *s)
 	return o;
 }
 
+/* Whether the password entry names another home than the HOME the server was started with
+ * (an environment that was not its user's: a trace from before the collector fixed sudo's). */
+static bool other_passwd_home(const Mcpt__Target *t)
+{
+	return t->passwd_home.len && t->home.len &&
+	       (t->passwd_home.len != t->home.len ||
+		memcmp(t->passwd_home.data, t->home.data, t->home.len) != 0);
+}
+
 static json_t *user_json(const Mcpt__Target *t)
 {
 	if (!t)
 		return json_null();
-	return json_pack("{s:I,s:I,s:o,s:o}", "uid", (json_int_t)t->uid, "gid", (json_int_t)t->gid,
-			 "name", bin_or_null(&t->user), "home", bin_or_null(&t->home));
+	return json_pack("{s:I,s:I,s:o,s:o,s:o}", "uid", (json_int_t)t->uid, "gid",
+			 (json_int_t)t->gid, "name", bin_or_null(&t->user), "home",
+			 bin_or_null(&t->home), "passwd_home", bin_or_null(&t->passwd_home));
 }
 
 static json_t *host_json(const Mcpt__Header *h)
@@ -191,6 +201,11 @@ void identity_text(struct strbuf *sb, const Mcpt__Header *h, const struct callse
 		if (t->home.len) {
 			strbuf_puts(sb, " home ");
 			put_quoted(sb, t->home.data, t->home.len);
+		}
+		if (other_passwd_home(t)) {
+			strbuf_puts(sb, " (password entry: ");
+			put_quoted(sb, t->passwd_home.data, t->passwd_home.len);
+			strbuf_putc(sb, ')');
 		}
 		strbuf_putc(sb, '\n');
 	}

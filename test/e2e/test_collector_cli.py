@@ -324,6 +324,13 @@ class CollectorCli(mwtest.E2ETestCase):
                                  (want[0], them.pw_dir, them.pw_name))
                 with open(out, "rb") as f:  # the header holds the digest of what it got
                     self.assertIn(bytes.fromhex(got[3].split()[0]), f.read(4096))
+                # reports give the password entry's home where the server's HOME is another
+                c = mwtest.run([mwtest.ANALYZER, "calls", out, "--pubkey", self.keys.public])
+                self.assertEqual(c.returncode, 0, c.stderr)
+                user = [ln for ln in c.stdout.splitlines() if ln.startswith("user: ")]
+                other = ' (password entry: "%s")' % them.pw_dir if i else ""
+                self.assertEqual(user, ['user: nobody (uid %d gid %d) home "%s"%s'
+                                        % (uid, gid, want[0], other)])
 
     def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
         """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of
