@@ -109,6 +109,7 @@ static bool model_input(const struct replay_rec *rr)
 	case MCPT_T_STDIO:
 	case MCPT_T_MARK:
 	case MCPT_T_LOSS:
+	case MCPT_T_PROC:
 		return true;
 	case MCPT_T_EVENT:
 		return callmodel_wants_op(((const Mcpt__Event *)rr->msg)->op);
@@ -143,6 +144,8 @@ int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 		return callmodel__mark(m->cm, (const Mcpt__Mark *)rr->msg, rr->rec->index);
 	case MCPT_T_LOSS:
 		return callmodel__loss(m->cm, (const Mcpt__Loss *)rr->msg);
+	case MCPT_T_PROC:
+		return callmodel__proc(m->cm, (const Mcpt__ProcInfo *)rr->msg);
 	case MCPT_T_EVENT: /* process facts only (model_input) */
 		event_decode(&v, (const Mcpt__Event *)rr->msg);
 		return callmodel__event(m->cm, &v);

@@ -16,6 +16,7 @@ struct procbind {
 	uint32_t target_pid;
 	uint64_t target_pstart;
 	bool has_target;
+	bool server_alive; /* the server was still running when recording stopped */
 };
 
 static size_t hash(uint32_t pid, uint64_t pstart)
@@ -117,6 +118,22 @@ int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart)
 	pb->target_pid = pid;
 	pb->target_pstart = pstart;
 	return get(pb, pid, pstart) ? 0 : -ENOMEM;
+}
+
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart)
+{
+	struct pb_proc *p = get(pb, pid, pstart);
+
+	if (!p)
+		return -ENOMEM;
+	p->alive_at_end = true;
+	pb->server_alive |= p->is_target;
+	return 0;
+}
+
+bool procbind__server_alive(const struct procbind *pb)
+{
+	return pb->server_alive;
 }
 
 static int copy(uint8_t **dst, size_t *dlen, const struct ev_bytes *b)

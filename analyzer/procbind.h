@@ -53,6 +53,7 @@ struct pb_proc {
 	int64_t exit_status;
 	uint64_t exit_ts;
 	bool is_target;
+	bool alive_at_end; /* still running when recording stopped (ProcInfo ALIVE_AT_END) */
 	enum bind_kind bind;
 	size_t call;	     /* LINEAGE, EVIDENCE: 1-based */
 	const char *matched; /* EVIDENCE: the argument that named it (owned by the call) */
@@ -69,6 +70,11 @@ void procbind__free(struct procbind *pb);
 int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart);
 /* A fork, exec or exit record (others are ignored). Returns 0 or -ENOMEM. */
 int procbind__event(struct procbind *pb, const struct ev_view *v);
+/* A process the collector found still running when recording stopped (a ProcInfo
+ * ALIVE_AT_END); one with no record of its own is added. Returns 0 or -ENOMEM. */
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart);
+/* Whether the server was among them: then the recording was stopped with it running. */
+bool procbind__server_alive(const struct procbind *pb);
 /* Binds every process (see above). Returns 0 or -ENOMEM. */
 int procbind__resolve(struct procbind *pb, const struct callset *cs, const struct winidx *wi);
 

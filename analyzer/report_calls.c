@@ -11,6 +11,7 @@
 #include "calls_cmd.h"
 #include "identity.h"
 #include "jsonw.h"
+#include "outlived.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -114,18 +115,8 @@ static const char *bind_name(const struct pb_proc *p)
 
 static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 {
-	struct ev_bytes argv = {p->argv, p->argv_len};
-
 	strbuf_printf(sb, "    %*s%u ", 2 * depth, "", p->pid);
-	if (p->exe_len)
-		strbuf_escape(sb, p->exe, p->exe_len, 0);
-	else
-		strbuf_puts(sb, "(no exec)");
-	if (p->argv_len) {
-		strbuf_puts(sb, " [");
-		event_format_argv(sb, &argv, true);
-		strbuf_putc(sb, ']');
-	}
+	outlived_exe_text(sb, p, "(no exec)");
 	strbuf_printf(sb, " %s", bind_name(p));
 	if (p->matched) {
 		strbuf_puts(sb, " (argument \"");
@@ -134,6 +125,8 @@ static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 	}
 	if (p->exited)
 		strbuf_printf(sb, ", exit status %lld", (long long)p->exit_status);
+	else if (p->alive_at_end)
+		strbuf_puts(sb, ", still running when recording stopped");
 	strbuf_putc(sb, '\n');
 }
 
@@ -307,6 +300,14 @@ static int report_calls_text_of(FILE *out, const struct calls_view *v)
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_AMBIENT));
 	strbuf_puts(&sb, "\n== shutdown (after the shutdown mark, the end of stdin or the server's exit) ==\n");
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_SHUTDOWN));
+	if (outlived_count(v->cm)) {
+		strbuf_puts(&sb, outlived_server_gone(v->cm)
+					 ? "\n== still running after the server exited (not recorded "
+					   "after the end of the trace) ==\n"
+					 : "\n== still running when recording stopped, with the server "
+					   "(not recorded after the end of the trace) ==\n");
+		outlived_text(&sb, v->cm, "  ");
+	}
 	if (callset__notes_total(cs))
 		strbuf_puts(&sb, "\nchannel notes:\n");
 	for (size_t i = 0; (n = callset__note_at(cs, i)); i++)
@@ -356,6 +357,7 @@ static void proc_write(struct jsonw *w, const struct pb_proc *p)
 		jsonw_int(w, "exit_status", p->exit_status);
 	else
 		jsonw_null(w, "exit_status");
+	jsonw_bool(w, "still_running", !p->exited && p->alive_at_end);
 	jsonw_close(w);
 }
 
@@ -455,6 +457,8 @@ static int report_calls_json_of(FILE *out, const struct calls_view *v)
 	jsonw_close(&w);
 	effects_write(&w, "ambient", callsum__bucket(v->sum, BUCKET_AMBIENT));
 	effects_write(&w, "shutdown", callsum__bucket(v->sum, BUCKET_SHUTDOWN));
+	jsonw_put(&w, "still_running", outlived_json(v->cm));
+	jsonw_put(&w, "server_still_running", json_boolean(!outlived_server_gone(v->cm)));
 	jsonw_put(&w, "channel_notes", callinfo_notes_json(cs));
 	jsonw_put(&w, "channel_notes_total", json_u64(callset__notes_total(cs)));
 	jsonw_close(&w);

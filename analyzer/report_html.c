@@ -22,6 +22,7 @@
 #include "analyze.h"
 #include "callsum.h"
 #include "identity.h"
+#include "outlived.h"
 #include "strbuf.h"
 #include "traceinfo.h"
 
@@ -200,6 +201,26 @@ static void head_meta(struct strbuf *sb, const struct analysis *a)
 	strbuf_puts(sb, "</dd>\n</dl>\n");
 }
 
+/* The processes still running after the server exited (outlived.h), one line each. */
+static void head_outlived(struct strbuf *sb, const struct analysis *a)
+{
+	struct strbuf t = STRBUF_INIT;
+	const char *line, *nl;
+
+	if (!a->cm || !outlived_server_gone(a->cm) || !outlived_count(a->cm))
+		return;
+	outlived_text(&t, a->cm, "");
+	strbuf_puts(sb, "<p id=\"outlived\" class=\"warn\">still running after the server "
+			"exited, not recorded from the end of the trace on:</p>\n<ul class=\"mono\">\n");
+	for (line = strbuf_str(&t) ?: ""; (nl = strchr(line, '\n')); line = nl + 1) {
+		strbuf_puts(sb, "<li>");
+		html_text_n(sb, line, nl);
+		strbuf_puts(sb, "</li>\n");
+	}
+	strbuf_puts(sb, "</ul>\n");
+	strbuf_fini(&t);
+}
+
 static void head_counts(struct strbuf *sb, const struct analysis *a)
 {
 	const struct findings *fs = a->fs;
@@ -213,14 +234,16 @@ static void head_counts(struct strbuf *sb, const struct analysis *a)
 		strbuf_printf(sb, " (%llu not listed: more than %zu for one rule)",
 			      (unsigned long long)fs->dropped, fs->max_per_rule);
 	strbuf_puts(sb, "</p>\n");
-	if (!a->loss_records) {
+	if (!a->loss_records)
 		strbuf_puts(sb, "<p id=\"coverage\">coverage: complete (no events lost)</p>\n");
-		return;
-	}
-	strbuf_printf(sb,
-		      "<p id=\"coverage\" class=\"warn\">coverage: INCOMPLETE: %llu events lost in "
-		      "%llu loss records; the calls whose window saw a loss say so below</p>\n",
-		      (unsigned long long)a->st->events_lost, (unsigned long long)a->loss_records);
+	else
+		strbuf_printf(sb,
+			      "<p id=\"coverage\" class=\"warn\">coverage: INCOMPLETE: %llu events "
+			      "lost in %llu loss records; the calls whose window saw a loss say so "
+			      "below</p>\n",
+			      (unsigned long long)a->st->events_lost,
+			      (unsigned long long)a->loss_records);
+	head_outlived(sb, a);
 }
 
 /* --- findings ------------------------------------------------------------------------------ */

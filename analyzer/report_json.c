@@ -10,6 +10,7 @@
 #include "analyze.h"
 #include "identity.h"
 #include "jsonw.h"
+#include "outlived.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -130,7 +131,8 @@ static json_t *stats_json(const struct analysis *a)
 			 "exceptions_hit", json_u64(a->st->exceptions_hit));
 }
 
-/* {"complete", "loss_records", "events_lost", "incomplete_calls": [call refs]} */
+/* {"complete", "loss_records", "events_lost", "incomplete_calls": [call refs],
+ *  "outlived_server": [processes still running after the server exited (outlived.h)]} */
 json_t *report_coverage_json(const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
@@ -149,6 +151,10 @@ json_t *report_coverage_json(const struct analysis *a)
 		err = json_put(o, "incomplete_calls", arr);
 		arr = NULL;
 	}
+	if (!err)
+		err = json_put(o, "outlived_server", a->cm && outlived_server_gone(a->cm)
+							     ? outlived_json(a->cm)
+							     : json_array());
 	json_decref(arr);
 	if (err) {
 		json_decref(o);

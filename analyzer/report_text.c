@@ -9,6 +9,7 @@
 
 #include "analyze.h"
 #include "identity.h"
+#include "outlived.h"
 #include "replay.h"
 #include "strbuf.h"
 #include "traceinfo.h"
@@ -108,8 +109,19 @@ static void head_calls(struct strbuf *sb, const struct analysis *a)
 	strbuf_putc(sb, '\n');
 }
 
+/* The processes that outlived the server: what they did after the recording is not in it. */
+static void head_outlived(struct strbuf *sb, const struct analysis *a)
+{
+	if (a->cm && outlived_server_gone(a->cm) && outlived_count(a->cm)) {
+		strbuf_puts(sb, "  still running after the server exited, not recorded from the "
+				"end of the trace on:\n");
+		outlived_text(sb, a->cm, "    ");
+	}
+	strbuf_putc(sb, '\n');
+}
+
 /* Whether every event was recorded: a trace with losses never reads as clean; the calls whose
- * window saw a loss are named. */
+ * window saw a loss are named; then the processes that outlived the server. */
 static void head_coverage(struct strbuf *sb, const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
@@ -117,7 +129,8 @@ static void head_coverage(struct strbuf *sb, const struct analysis *a)
 	size_t n = 0;
 
 	if (!a->loss_records) {
-		strbuf_puts(sb, "coverage: complete (no events lost)\n\n");
+		strbuf_puts(sb, "coverage: complete (no events lost)\n");
+		head_outlived(sb, a);
 		return;
 	}
 	strbuf_printf(sb, "coverage: INCOMPLETE: %llu events lost in %llu loss record%s\n",
@@ -133,7 +146,7 @@ static void head_coverage(struct strbuf *sb, const struct analysis *a)
 	}
 	if (!n)
 		strbuf_puts(sb, "  no call's window saw the loss: startup, ambient or shutdown\n");
-	strbuf_putc(sb, '\n');
+	head_outlived(sb, a);
 }
 
 /* Finding strings are escaped already (backslashes doubled); between double quotes in text,

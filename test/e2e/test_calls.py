@@ -57,9 +57,9 @@ class Calls(mwtest.E2ETestCase):
         self.trace = self.work.join("trace.mcpt")
         self.env = dict(os.environ, HOME=self.home)
 
-    def session(self, *server_args):
+    def session(self, *server_args, extra=()):
         cmd = mwtest.collect_cmd(self.trace, self.keys,
-                                 ["/usr/bin/python3", SERVER] + list(server_args))
+                                 ["/usr/bin/python3", SERVER] + list(server_args), extra=extra)
         s = Session(cmd, env=self.env, cwd=self.ws)
         self.addCleanup(self._end, s)
         s.initialize()
@@ -219,6 +219,67 @@ class Calls(mwtest.E2ETestCase):
         self.assertTrue(ha and hb)
         self.assertEqual(ha[0]["rules"], ["ambiguous"])
         self.assertEqual(hb[0]["rules"], ["ambiguous"])
+
+    def kill_matching(self, needle):
+        """Ends, by pid, every process whose command line holds needle."""
+        for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    if needle.encode() in f.read():
+                        os.kill(pid, 9)
+            except OSError:
+                pass
+
+    def test_a_daemon_outliving_the_server_is_named_with_its_call(self):
+        """A process the server started and left running after it exited (here a daemon that
+        waits 60 s) is unrecorded from the end of the trace on: `calls` marks it under its call
+        and lists it, `analyze` names it under coverage. A server whose children all exited
+        in time has no such list."""
+        late = os.path.join(self.outside, "late.txt")
+        self.addCleanup(self.kill_matching, late)
+        s = self.session(extra=["--linger", "1"])
+        did, _ = s.call("daemon", {"path": late, "delay": 60})
+        eid, _ = s.call("echo", {"text": "benign"})
+        self.assertEqual(s.close(), 0)
+
+        cj = calls_json(self.trace, self.keys)
+        by_id = {c["id"]: c for c in cj["calls"]}
+        dproc = by_id[str(did)]["processes"]
+        self.assertEqual([(p["binding"], p["still_running"]) for p in dproc],
+                         [("lineage", True)], dproc)
+        self.assertFalse(cj["server_still_running"])
+        self.assertEqual([(p["pid"], p["exe"], p["call"]["id"] if p["call"] else None)
+                          for p in cj["still_running"]],
+                         [(dproc[0]["pid"], dproc[0]["exe"], str(did))])
+        text = mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey", self.keys.public])
+        self.assertIn("== still running after the server exited", text.stdout)
+        self.assertIn("pid %d %s" % (dproc[0]["pid"], dproc[0]["exe"]), text.stdout)
+        self.assertIn(", still running when recording stopped\n", text.stdout)
+
+        cov = mwtest.analyze_json(self.trace, self.keys)["coverage"]
+        self.assertTrue(cov["complete"])
+        self.assertEqual([(p["pid"], p["binding"], p["call"]["id"])
+                          for p in cov["outlived_server"]],
+                         [(dproc[0]["pid"], "lineage", str(did))])
+        rep = mwtest.run([mwtest.ANALYZER, "analyze", self.trace, "--pubkey", self.keys.public,
+                          "-p", mwtest.DEFAULT_POLICY])
+        self.assertIn("  still running after the server exited, not recorded from the end of "
+                      "the trace on:\n    pid %d " % dproc[0]["pid"], rep.stdout)
+        self.assertRegex(rep.stdout, r"call \d+ tools/call daemon \(id %d\) \(lineage\)\n" % did)
+        self.kill_matching(late)
+
+        # the same server, its daemon done before the end: nothing outlived it
+        os.unlink(self.trace)
+        s = self.session()
+        s.call("daemon", {"path": late, "delay": 0})
+        self.assertEqual(s.close(), 0)
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(late):
+            time.sleep(0.05)
+        cj = calls_json(self.trace, self.keys)
+        self.assertEqual(cj["still_running"], [])
+        self.assertEqual(mwtest.analyze_json(self.trace, self.keys)["coverage"]["outlived_server"],
+                         [])
 
 
 if __name__ == "__main__":

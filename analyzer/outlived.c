@@ -1,0 +1,158 @@
+/*
+ * outlived.c - the processes still running when recording stopped, for the reports (see
+ * outlived.h).
+ */
+#include <jansson.h>
+#include <stdio.h>
+
+#include "analyze.h"
+#include "outlived.h"
+#include "traceinfo.h"
+
+static bool outlived(const struct pb_proc *p)
+{
+	return p->alive_at_end && !p->is_target;
+}
+
+void outlived_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec)
+{
+	struct ev_bytes argv = {p->argv, p->argv_len};
+
+	if (p->exe_len)
+		strbuf_escape(sb, p->exe, p->exe_len, 0);
+	else
+		strbuf_puts(sb, no_exec);
+	if (p->argv_len) {
+		strbuf_puts(sb, " [");
+		event_format_argv(sb, &argv, true);
+		strbuf_putc(sb, ']');
+	}
+}
+
+size_t outlived_count(const struct callmodel *cm)
+{
+	const struct procbind *pb = callmodel__procs(cm);
+	const struct pb_proc *p;
+	size_t n = 0;
+
+	for (size_t i = 0; (p = procbind__at(pb, i)); i++)
+		n += outlived(p);
+	return n;
+}
+
+bool outlived_server_gone(const struct callmodel *cm)
+{
+	return !procbind__server_alive(callmodel__procs(cm));
+}
+
+static const char *binding_name(enum bind_kind b)
+{
+	return b == BIND_LINEAGE     ? "lineage"
+	       : b == BIND_EVIDENCE  ? "evidence"
+	       : b == BIND_AMBIGUOUS ? "ambiguous"
+				     : "server";
+}
+
+static void text_call_of(struct strbuf *sb, const struct callset *cs, const struct pb_proc *p)
+{
+	switch (p->bind) {
+	case BIND_LINEAGE:
+	case BIND_EVIDENCE:
+		strbuf_puts(sb, ", ");
+		callinfo_name(sb, callset__get(cs, p->call));
+		strbuf_printf(sb, " (%s)", binding_name(p->bind));
+		break;
+	case BIND_AMBIGUOUS:
+		strbuf_puts(sb, ", one of ");
+		for (size_t i = 0; i < p->n_cand; i++) {
+			strbuf_puts(sb, i ? ", " : "");
+			callinfo_name(sb, callset__get(cs, p->cand[i]));
+		}
+		strbuf_puts(sb, " (ambiguous)");
+		break;
+	default:
+		strbuf_puts(sb, ", not started by a call");
+	}
+}
+
+void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *indent)
+{
+	const struct callset *cs = callmodel__calls((struct callmodel *)cm);
+	const struct procbind *pb = callmodel__procs(cm);
+	const struct pb_proc *p;
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; (p = procbind__at(pb, i)); i++) {
+		char fork_of[48];
+
+		if (!outlived(p))
+			continue;
+		if (shown == OUTLIVED_LINES) {
+			more++;
+			continue;
+		}
+		shown++;
+		strbuf_printf(sb, "%spid %u ", indent, p->pid);
+		snprintf(fork_of, sizeof(fork_of), "(a fork of pid %u, no exec seen)", p->ppid);
+		outlived_exe_text(sb, p, p->has_parent ? fork_of : "(no exec seen)");
+		text_call_of(sb, cs, p);
+		strbuf_putc(sb, '\n');
+	}
+	if (more)
+		strbuf_printf(sb, "%s... and %zu more\n", indent, more);
+}
+
+static json_t *proc_json(const struct callset *cs, const struct pb_proc *p)
+{
+	struct ev_bytes all = {p->argv, p->argv_len}, a;
+	json_t *o = json_object(), *argv = json_array(), *cand = json_array();
+	size_t pos = 0;
+	int err = o && argv && cand ? 0 : -1;
+
+	while (!err && event_argv_next(&all, &pos, &a))
+		err = json_array_append_new(argv, json_bytes(a.p, a.n));
+	for (size_t i = 0; !err && p->bind == BIND_AMBIGUOUS && i < p->n_cand; i++)
+		err = json_array_append_new(cand, callinfo_ref_json(callset__get(cs, p->cand[i])));
+	err = err ?: json_object_set_new(o, "pid", json_integer(p->pid));
+	err = err ?: json_object_set_new(o, "pstart", json_integer((json_int_t)p->pstart));
+	err = err
+		      ?: json_object_set_new(o, "exe",
+					     p->exe_len ? json_bytes(p->exe, p->exe_len)
+							: json_null());
+	if (!err) {
+		err = json_object_set_new(o, "argv", argv);
+		argv = NULL;
+	}
+	err = err ?: json_object_set_new(o, "binding", json_string(binding_name(p->bind)));
+	err = err
+		      ?: json_object_set_new(o, "call",
+					     p->bind == BIND_LINEAGE || p->bind == BIND_EVIDENCE
+						     ? callinfo_ref_json(callset__get(cs, p->call))
+						     : json_null());
+	if (!err) {
+		err = json_object_set_new(o, "candidates", cand);
+		cand = NULL;
+	}
+	json_decref(argv);
+	json_decref(cand);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *outlived_json(const struct callmodel *cm)
+{
+	const struct callset *cs = callmodel__calls((struct callmodel *)cm);
+	const struct procbind *pb = callmodel__procs(cm);
+	const struct pb_proc *p;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && (p = procbind__at(pb, i)); i++)
+		if (outlived(p) && json_array_append_new(arr, proc_json(cs, p))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}

@@ -1,0 +1,37 @@
+/*
+ * outlived.h - the processes still running when recording stopped (the collector's ProcInfo
+ * ALIVE_AT_END records, procbind__alive), as the reports name them: pid, executable, argv and
+ * the call the process belongs to. What such a process did after that is not in the trace: a
+ * child that outlives the server (a daemon, a backgrounded job) is exactly what a hostile tool
+ * would leave behind, so `calls` lists them and `analyze` puts them under coverage.
+ */
+#ifndef MW_OUTLIVED_H
+#define MW_OUTLIVED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attribute.h"
+#include "strbuf.h"
+
+struct json_t;
+
+#define OUTLIVED_LINES 32 /* processes a text report lists; then "and N more" */
+
+/* A process's executable (or no_exec when it ran none) and argv, as the calls report and the
+ * lists below write them: /usr/bin/sleep ["sleep" "5"]. */
+void outlived_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec);
+/* Processes other than the server still running when recording stopped. */
+size_t outlived_count(const struct callmodel *cm);
+/* Whether the server itself was no longer running then (it exited, or was never seen alive at
+ * the end): its remaining processes outlived it. False when the recording was stopped with the
+ * server running (a signal, --pid ended by hand): its children running then is no news. */
+bool outlived_server_gone(const struct callmodel *cm);
+/* One line each, in creation order: "INDENTpid 31751 /usr/bin/sleep ["sleep" "5"], call 3
+ * tools/call run (lineage)"; at most OUTLIVED_LINES, then "INDENT... and N more". */
+void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *indent);
+/* [{"pid", "pstart", "exe", "argv", "binding", "call", "candidates"}], in creation order;
+ * NULL on allocation failure. */
+struct json_t *outlived_json(const struct callmodel *cm);
+
+#endif /* MW_OUTLIVED_H */
