@@ -12,6 +12,8 @@ struct later {
 	size_t finding; /* its index in the findings' list */
 	int op;
 	uint64_t ts, seq;
+	uint32_t pid; /* a subject without a record: its process (outlived), or 0 (a loss) */
+	uint64_t pstart;
 	uint8_t *packed; /* an event: its record, decoded again */
 	size_t len;
 	bool has_key;
@@ -81,6 +83,8 @@ int attr_later__keep(struct attr_later *l, size_t finding, const struct ev_view 
 	x->op = v->op;
 	x->ts = v->ts;
 	x->seq = v->seq;
+	x->pid = v->pid;
+	x->pstart = v->pstart;
 	if (v->op == EV_OP_MESSAGE && msg_ctx) {
 		err = chanmsg_key_of(msg_ctx, &x->key);
 		x->has_key = !err;
@@ -105,12 +109,15 @@ static int attribute(const struct later *x, const struct callmodel *cm, struct c
 
 	if (x->has_key && cmsg)
 		return chanmsg__attribute_key(cmsg, &x->key, a);
-	if (!x->packed) { /* a Loss record: its time and sequence (engine__loss) */
+	if (!x->packed) { /* a Loss record: its time and sequence (engine__loss); a process that
+			   * outlived the server: its process too (engine.c, evaluate_outlived) */
 		memset(&v, 0, sizeof(v));
 		v.op = x->op;
 		v.family = event_op_family(x->op);
 		v.ts = x->ts;
 		v.seq = x->seq;
+		v.pid = v.tid = x->pid;
+		v.pstart = x->pstart;
 		callmodel__attribution(cm, &v, a);
 		return 0;
 	}

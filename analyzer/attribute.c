@@ -183,11 +183,11 @@ int callmodel__event(struct callmodel *cm, const struct ev_view *v)
 	return procbind__event(cm->pb, v);
 }
 
-int callmodel__proc(struct callmodel *cm, const Mcpt__ProcInfo *pi)
+int callmodel__proc(struct callmodel *cm, const Mcpt__ProcInfo *pi, uint64_t index)
 {
 	if (pi->kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END)
 		return 0;
-	return procbind__alive(cm->pb, pi->pid, pi->pstart);
+	return procbind__alive(cm->pb, pi->pid, pi->pstart, pi->ts, index);
 }
 
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l)

@@ -87,7 +87,7 @@ int callmodel__event(struct callmodel *cm, const struct ev_view *v);
 bool callmodel_wants_op(int op);
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l);
 /* A ProcInfo record: ALIVE_AT_END marks its process (procbind__alive); others are ignored. */
-int callmodel__proc(struct callmodel *cm, const Mcpt__ProcInfo *pi);
+int callmodel__proc(struct callmodel *cm, const Mcpt__ProcInfo *pi, uint64_t index);
 int callmodel__resolve(struct callmodel *cm);
 
 /* Pass 2: where v belongs. Never fails. The same as callmodel__seen then

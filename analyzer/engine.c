@@ -49,6 +49,7 @@ struct engine {
 	void *msg_ctx;		  /* chanmsg's attr_ctx while a message is evaluated */
 	struct xattempt *xa;
 	size_t n_xa;
+	uint64_t max_seq;    /* the highest event sequence number read */
 	uint32_t tpid, tuid; /* the server */
 	uint64_t tpstart;
 	const struct xattempt *attempts; /* set while the exec that ends a search is evaluated */
@@ -191,9 +192,10 @@ static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t 
 			   const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx)
 {
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
-	unsigned subj = v->op == EV_OP_MESSAGE ? POL_SUBJ_MESSAGES
-			: v->op == EV_OP_LOSS	 ? POL_SUBJ_LOSSES
-						 : POL_SUBJ_EVENTS;
+	unsigned subj = v->op == EV_OP_MESSAGE	  ? POL_SUBJ_MESSAGES
+			: v->op == EV_OP_LOSS	  ? POL_SUBJ_LOSSES
+			: v->op == EV_OP_OUTLIVED ? POL_SUBJ_OUTLIVED
+						  : POL_SUBJ_EVENTS;
 	struct lazy_attr lazy;
 	const uint32_t *ix;
 	const uint64_t *keys, *skips;
@@ -293,18 +295,25 @@ static const char *loss_source_name(int src)
 	return ev ? ev->name : "UNKNOWN";
 }
 
+/* A subject of the family health (a loss, a process that outlived the server): no record of
+ * its own, so no result but success. */
+static void health_subject(struct ev_view *v, int op, const char *name, uint64_t ts, uint64_t seq)
+{
+	memset(v, 0, sizeof(*v));
+	v->op = op;
+	v->op_name = name;
+	v->family = FAM_HEALTH;
+	v->ts = ts;
+	v->seq = seq;
+	v->result = RES_SUCCESS;
+}
+
 int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index)
 {
 	char detail[160];
 	struct ev_view v;
 
-	memset(&v, 0, sizeof(v));
-	v.op = EV_OP_LOSS;
-	v.op_name = "loss";
-	v.family = FAM_HEALTH;
-	v.ts = l->ts;
-	v.seq = l->first_seq;
-	v.result = RES_SUCCESS;
+	health_subject(&v, EV_OP_LOSS, "loss", l->ts, l->first_seq);
 	if (l->first_seq || l->last_seq)
 		snprintf(detail, sizeof(detail), "%llu events lost (%s), sequence %llu..%llu",
 			 (unsigned long long)l->delta, loss_source_name(l->src),
@@ -533,6 +542,8 @@ int engine__event(struct engine *e, const Mcpt__Event *ev, uint64_t index)
 	int err = 0;
 
 	e->st.events++;
+	if (ev->seq > e->max_seq)
+		e->max_seq = ev->seq;
 	if (h) {
 		if (h->op == (int)ev->op && !(ev->flags & MW_F_ENTRY))
 			held_drop(e, h);
@@ -553,6 +564,43 @@ static int cmp_held(const void *a, const void *b)
 	return x->index > y->index ? -1 : x->index < y->index; /* descending */
 }
 
+/* The processes still running after the server exited (outlived.h), one subject each, once the
+ * read is over: every ProcInfo is known then (the server's own may come last), and the call
+ * model is resolved. Each comes after every event (its sequence number the last one's). */
+static int evaluate_outlived(struct engine *e)
+{
+	const struct procbind *pb = callmodel__procs(e->cm);
+	struct strbuf d = STRBUF_INIT;
+	const struct pb_proc *b;
+	struct ev_view v;
+	struct proc *p;
+	int err = 0;
+
+	if (procbind__server_alive(pb))
+		return 0;
+	for (size_t i = 0; !err && (b = procbind__at(pb, i)); i++) {
+		if (!b->alive_at_end || b->is_target)
+			continue;
+		p = proctree__get(e->pt, b->pid, b->pstart);
+		if (!p)
+			return -ENOMEM;
+		health_subject(&v, EV_OP_OUTLIVED, "outlived", b->alive_ts, e->max_seq);
+		v.pid = v.tid = b->pid;
+		v.pstart = b->pstart;
+		v.uid = b->has_uid ? b->uid : e->tuid;
+		strbuf_reset(&d);
+		strbuf_printf(&d, "pid %u ", b->pid);
+		procbind_exe_text(&d, b, NULL);
+		strbuf_puts(&d, " was still running after the server exited: not recorded from the "
+				"end of the trace on");
+		v.detail = strbuf_str(&d);
+		err = strbuf_error(&d)
+			      ?: evaluate_subject(e, &v, b->alive_index, false, p, NULL, NULL);
+	}
+	strbuf_fini(&d);
+	return err;
+}
+
 int engine__finish(struct engine *e)
 {
 	int err = 0;
@@ -567,6 +615,8 @@ int engine__finish(struct engine *e)
 		err = held_release(e, &e->held[e->n_held - 1]);
 	while (e->n_xa && !err) /* the oldest search first */
 		err = xa_release(e, &e->xa[0]);
+	if (!err && e->cm)
+		err = evaluate_outlived(e);
 	return err;
 }
 

@@ -132,6 +132,7 @@ static const struct op_info op_table[] = {
 	OP(USERFAULTFD, "userfaultfd"),
 	{EV_OP_MESSAGE, "message", K_PLAIN, 0, -1},
 	{EV_OP_LOSS, "loss", K_PLAIN, 0, -1},
+	{EV_OP_OUTLIVED, "outlived", K_PLAIN, 0, -1},
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))

@@ -35,9 +35,11 @@ enum ev_family {
 };
 
 /* Subjects the analyzer builds itself, evaluated by the rules like events (numbers reserved in
- * bpf/events.h, never recorded): a JSON-RPC message of the MCP channel, and a Loss record. */
-#define EV_OP_MESSAGE 199
-#define EV_OP_LOSS    200
+ * bpf/events.h, never recorded): a JSON-RPC message of the MCP channel, a Loss record, and a
+ * process still running after the server exited (outlived.h), unrecorded from then on. */
+#define EV_OP_MESSAGE  199
+#define EV_OP_LOSS     200
+#define EV_OP_OUTLIVED 201
 
 /* Bytes an operation's name may take, its NUL included ("rt_tgsigqueueinfo" is the longest). */
 #define EV_OP_NAME_MAX 24

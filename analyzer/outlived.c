@@ -3,7 +3,6 @@
  * outlived.h).
  */
 #include <jansson.h>
-#include <stdio.h>
 
 #include "analyze.h"
 #include "outlived.h"
@@ -12,21 +11,6 @@
 static bool outlived(const struct pb_proc *p)
 {
 	return p->alive_at_end && !p->is_target;
-}
-
-void outlived_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec)
-{
-	struct ev_bytes argv = {p->argv, p->argv_len};
-
-	if (p->exe_len)
-		strbuf_escape(sb, p->exe, p->exe_len, 0);
-	else
-		strbuf_puts(sb, no_exec);
-	if (p->argv_len) {
-		strbuf_puts(sb, " [");
-		event_format_argv(sb, &argv, true);
-		strbuf_putc(sb, ']');
-	}
 }
 
 size_t outlived_count(const struct callmodel *cm)
@@ -83,8 +67,6 @@ void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *in
 	size_t shown = 0, more = 0;
 
 	for (size_t i = 0; (p = procbind__at(pb, i)); i++) {
-		char fork_of[48];
-
 		if (!outlived(p))
 			continue;
 		if (shown == OUTLIVED_LINES) {
@@ -93,8 +75,7 @@ void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *in
 		}
 		shown++;
 		strbuf_printf(sb, "%spid %u ", indent, p->pid);
-		snprintf(fork_of, sizeof(fork_of), "(a fork of pid %u, no exec seen)", p->ppid);
-		outlived_exe_text(sb, p, p->has_parent ? fork_of : "(no exec seen)");
+		procbind_exe_text(sb, p, NULL);
 		text_call_of(sb, cs, p);
 		strbuf_putc(sb, '\n');
 	}

@@ -18,9 +18,6 @@ struct json_t;
 
 #define OUTLIVED_LINES 32 /* processes a text report lists; then "and N more" */
 
-/* A process's executable (or no_exec when it ran none) and argv, as the calls report and the
- * lists below write them: /usr/bin/sleep ["sleep" "5"]. */
-void outlived_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec);
 /* Processes other than the server still running when recording stopped. */
 size_t outlived_count(const struct callmodel *cm);
 /* Whether the server itself was no longer running then (it exited, or was never seen alive at

@@ -145,7 +145,7 @@ int pass_feed_model(struct pass_model_feed *m, const struct replay_rec *rr)
 	case MCPT_T_LOSS:
 		return callmodel__loss(m->cm, (const Mcpt__Loss *)rr->msg);
 	case MCPT_T_PROC:
-		return callmodel__proc(m->cm, (const Mcpt__ProcInfo *)rr->msg);
+		return callmodel__proc(m->cm, (const Mcpt__ProcInfo *)rr->msg, rr->rec->index);
 	case MCPT_T_EVENT: /* process facts only (model_input) */
 		event_decode(&v, (const Mcpt__Event *)rr->msg);
 		return callmodel__event(m->cm, &v);

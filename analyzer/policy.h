@@ -145,11 +145,12 @@ struct pol_rule {
 	unsigned subjects; /* POL_SUBJ_*: what it is evaluated on (policy_reach.c) */
 };
 
-/* Subjects of the rules: events always; channel messages and losses only for rules that name
- * them (policy_reach.c). */
+/* Subjects of the rules: events always; channel messages, losses and processes that outlived
+ * the server only for rules that name them (policy_reach.c). */
 #define POL_SUBJ_EVENTS	  1u
 #define POL_SUBJ_MESSAGES 2u
 #define POL_SUBJ_LOSSES	  4u
+#define POL_SUBJ_OUTLIVED 8u
 
 struct pol_file {
 	char *path;

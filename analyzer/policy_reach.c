@@ -194,6 +194,8 @@ void policy_rule_subjects(struct pol_rule *r)
 		r->subjects |= POL_SUBJ_MESSAGES;
 	if (cond_names(r->cond, FAM_HEALTH, EV_OP_LOSS, 0))
 		r->subjects |= POL_SUBJ_LOSSES;
+	if (cond_names(r->cond, FAM_HEALTH, EV_OP_OUTLIVED, 0))
+		r->subjects |= POL_SUBJ_OUTLIVED;
 }
 
 void policy_warn_unreachable(const struct pol_rule *r, struct diag *d)

@@ -120,13 +120,15 @@ int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart)
 	return get(pb, pid, pstart) ? 0 : -ENOMEM;
 }
 
-int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart)
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts, uint64_t index)
 {
 	struct pb_proc *p = get(pb, pid, pstart);
 
 	if (!p)
 		return -ENOMEM;
 	p->alive_at_end = true;
+	p->alive_ts = ts;
+	p->alive_index = index;
 	pb->server_alive |= p->is_target;
 	return 0;
 }
@@ -163,6 +165,8 @@ int procbind__event(struct procbind *pb, const struct ev_view *v)
 		if (!p)
 			return -ENOMEM;
 		if (!p->forked && !p->is_target) {
+			p->has_uid = true;
+			p->uid = v->uid;
 			p->forked = p->has_parent = true;
 			p->ppid = v->pid;
 			p->ppstart = v->pstart;
@@ -173,6 +177,8 @@ int procbind__event(struct procbind *pb, const struct ev_view *v)
 		p = get(pb, v->pid, v->pstart);
 		if (!p)
 			return -ENOMEM;
+		p->has_uid = true;
+		p->uid = v->uid;
 		if (!p->execd) {
 			p->execd = true;
 			p->exec_ts = v->ts;
@@ -300,4 +306,23 @@ const struct pb_proc *procbind__at(const struct procbind *pb, size_t i)
 size_t procbind__count(const struct procbind *pb)
 {
 	return pb->count;
+}
+
+void procbind_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec)
+{
+	struct ev_bytes argv = {p->argv, p->argv_len};
+
+	if (p->exe_len)
+		strbuf_escape(sb, p->exe, p->exe_len, 0);
+	else if (no_exec)
+		strbuf_puts(sb, no_exec);
+	else if (p->has_parent)
+		strbuf_printf(sb, "(a fork of pid %u, no exec seen)", p->ppid);
+	else
+		strbuf_puts(sb, "(no exec seen)");
+	if (p->argv_len) {
+		strbuf_puts(sb, " [");
+		event_format_argv(sb, &argv, true);
+		strbuf_putc(sb, ']');
+	}
 }

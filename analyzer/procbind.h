@@ -24,6 +24,7 @@
 
 #include "calls.h"
 #include "event.h"
+#include "strbuf.h"
 #include "winidx.h"
 
 #define BIND_CANDIDATES_MAX 8
@@ -54,6 +55,9 @@ struct pb_proc {
 	uint64_t exit_ts;
 	bool is_target;
 	bool alive_at_end; /* still running when recording stopped (ProcInfo ALIVE_AT_END) */
+	uint64_t alive_ts, alive_index; /* that record's time and index */
+	bool has_uid;
+	uint32_t uid; /* real uid at its fork or last exec (the records this table reads) */
 	enum bind_kind bind;
 	size_t call;	     /* LINEAGE, EVIDENCE: 1-based */
 	const char *matched; /* EVIDENCE: the argument that named it (owned by the call) */
@@ -72,7 +76,8 @@ int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart);
 int procbind__event(struct procbind *pb, const struct ev_view *v);
 /* A process the collector found still running when recording stopped (a ProcInfo
  * ALIVE_AT_END); one with no record of its own is added. Returns 0 or -ENOMEM. */
-int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart);
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts,
+		    uint64_t index);
 /* Whether the server was among them: then the recording was stopped with it running. */
 bool procbind__server_alive(const struct procbind *pb);
 /* Binds every process (see above). Returns 0 or -ENOMEM. */
@@ -82,5 +87,9 @@ struct pb_proc *procbind__find(const struct procbind *pb, uint32_t pid, uint64_t
 /* Processes in creation order (after resolve); NULL past the end. */
 const struct pb_proc *procbind__at(const struct procbind *pb, size_t i);
 size_t procbind__count(const struct procbind *pb);
+
+/* A process's executable and argv, as the reports write them: /usr/bin/sleep ["sleep" "5"].
+ * For one that ran no exec: no_exec, or (NULL) "(a fork of pid N, no exec seen)". */
+void procbind_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec);
 
 #endif /* MW_PROCBIND_H */

@@ -116,7 +116,7 @@ static const char *bind_name(const struct pb_proc *p)
 static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 {
 	strbuf_printf(sb, "    %*s%u ", 2 * depth, "", p->pid);
-	outlived_exe_text(sb, p, "(no exec)");
+	procbind_exe_text(sb, p, "(no exec)");
 	strbuf_printf(sb, " %s", bind_name(p));
 	if (p->matched) {
 		strbuf_puts(sb, " (argument \"");

@@ -211,7 +211,8 @@ static void head_outlived(struct strbuf *sb, const struct analysis *a)
 		return;
 	outlived_text(&t, a->cm, "");
 	strbuf_puts(sb, "<p id=\"outlived\" class=\"warn\">still running after the server "
-			"exited, not recorded from the end of the trace on:</p>\n<ul class=\"mono\">\n");
+			"exited, not recorded from the end of the trace on:</p>\n");
+	strbuf_puts(sb, "<ul class=\"mono\">\n");
 	for (line = strbuf_str(&t) ?: ""; (nl = strchr(line, '\n')); line = nl + 1) {
 		strbuf_puts(sb, "<li>");
 		html_text_n(sb, line, nl);

@@ -261,6 +261,16 @@ class Calls(mwtest.E2ETestCase):
         self.assertEqual([(p["pid"], p["binding"], p["call"]["id"])
                           for p in cov["outlived_server"]],
                          [(dproc[0]["pid"], "lineage", str(did))])
+        # the default policy's rule: one finding, medium, attributed to the call by lineage,
+        # the same whether the trace is read once (the default policy) or twice
+        once = mwtest.analyze_json(self.trace, self.keys)["findings"]
+        twice = mwtest.analyze_json(self.trace, self.keys,
+                                    extra=["--verify-before-release"])["findings"]
+        self.assertEqual(once, twice)
+        found = [f for f in once if f["rule"] == "coverage.outlived-server"]
+        self.assertEqual([(f["severity"], f["call"]["call"]["id"], f["call"]["rule"],
+                           f["process"]["pid"]) for f in found],
+                         [("medium", str(did), "lineage", dproc[0]["pid"])], found)
         rep = mwtest.run([mwtest.ANALYZER, "analyze", self.trace, "--pubkey", self.keys.public,
                           "-p", mwtest.DEFAULT_POLICY])
         self.assertIn("  still running after the server exited, not recorded from the end of "
@@ -278,8 +288,9 @@ class Calls(mwtest.E2ETestCase):
             time.sleep(0.05)
         cj = calls_json(self.trace, self.keys)
         self.assertEqual(cj["still_running"], [])
-        self.assertEqual(mwtest.analyze_json(self.trace, self.keys)["coverage"]["outlived_server"],
-                         [])
+        doc = mwtest.analyze_json(self.trace, self.keys)
+        self.assertEqual(doc["coverage"]["outlived_server"], [])
+        self.assertFalse([f for f in doc["findings"] if f["rule"] == "coverage.outlived-server"])
 
 
 if __name__ == "__main__":
