@@ -261,6 +261,69 @@ START_TEST(a_loss_reads_twice)
 }
 END_TEST
 
+static void alive_at_end(uint32_t pid, uint64_t pstart)
+{
+	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
+
+	pi.ts = 90000;
+	pi.kind = MCPT__PROC_INFO__KIND__ALIVE_AT_END;
+	pi.pid = pid;
+	pi.pstart = pstart;
+	ck_assert_int_eq(mcpt_writer__append(S.w, MCPT_T_PROC, &pi.base, pi.ts), 0);
+}
+
+/* The attributions of the default policy's coverage.outlived-server findings, in report order. */
+static void outlived_attributions(const char *report, char *buf, size_t len)
+{
+	json_error_t je;
+	json_t *doc = json_loads(report, 0, &je), *f;
+	size_t i;
+
+	ck_assert_msg(doc, "%s", je.text);
+	buf[0] = 0;
+	json_array_foreach(json_object_get(doc, "findings"), i, f) {
+		json_t *call = json_object_get(f, "call");
+
+		if (strcmp(json_string_value(json_object_get(f, "rule")), "coverage.outlived-server"))
+			continue;
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s:%lld",
+			 json_string_value(json_object_get(call, "rule")),
+			 json_integer_value(json_object_get(json_object_get(f, "process"), "pid")));
+	}
+	json_decref(doc);
+}
+
+/* Processes left running after the server exited: a child of call 1's shell (lineage) and one
+ * forked in ambient time (a bucket) are findings of their own, the same read once or twice (the
+ * one read attributes them after it, from their process); with the server itself still running
+ * at the end, none. */
+START_TEST(processes_left_running_same_both_ways)
+{
+	char *report, seen[256];
+
+	scenario();
+	synth_fork(&S, 101, 2000, 103, 4000); /* forked by call 1's shell, before its exit */
+	alive_at_end(103, 4000);
+	alive_at_end(102, 3000);
+	synth_finish(&S);
+	ck_assert_uint_eq(same_both_ways(NULL, FORMAT_TEXT, 0, NULL), 1);
+	ck_assert_uint_eq(same_both_ways(NULL, FORMAT_JSON, 0, &report), 1);
+	outlived_attributions(report, seen, sizeof(seen));
+	ck_assert_str_eq(seen, " bucket:102 lineage:103"); /* in trace order: by call */
+	free(report);
+	synth_cleanup(&S);
+
+	scenario();
+	alive_at_end(102, 3000);
+	alive_at_end(SYNTH_PID, SYNTH_PSTART);
+	synth_finish(&S);
+	ck_assert_uint_eq(same_both_ways(NULL, FORMAT_JSON, 0, &report), 1);
+	outlived_attributions(report, seen, sizeof(seen));
+	ck_assert_str_eq(seen, "");
+	free(report);
+}
+END_TEST
+
 static unsigned reads_with(const char *yaml, enum report_format fmt, bool hold)
 {
 	struct outcome r;
@@ -315,6 +378,7 @@ Suite *onepass_suite(void)
 	tcase_add_test(tc, default_policy_once_same_report);
 	tcase_add_test(tc, every_subject_same_attribution);
 	tcase_add_test(tc, a_loss_reads_twice);
+	tcase_add_test(tc, processes_left_running_same_both_ways);
 	tcase_add_test(tc, what_needs_two_reads);
 	suite_add_tcase(s, tc);
 	return s;
