@@ -41,8 +41,9 @@ static void usage(FILE *out)
 	      "Each call: method, tool, arguments, result and duration, the processes it created\n"
 	      "and every event it caused (files, network, processes) with the rule that\n"
 	      "attributed it: lineage, window, evidence or ambiguous; then the startup, ambient\n"
-	      "and shutdown blocks. TRACE may be - (standard input). Exit: 0 fine, 2 usage or\n"
-	      "input error, 3 verification failed or trace incomplete.\n",
+	      "and shutdown blocks, and the processes still running when recording stopped.\n"
+	      "TRACE may be - (standard input). Exit: 0 fine, 2 usage or input error, 3\n"
+	      "verification failed or trace incomplete.\n",
 	      out);
 }
 
