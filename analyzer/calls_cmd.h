@@ -2,7 +2,8 @@
  * calls_cmd.h - `mcpwitness calls`: one block per request (method, tool, arguments, result,
  * duration, window), the processes it created as a tree, and everything it caused grouped as
  * files, network and processes, then the startup, ambient and shutdown blocks, the processes
- * still running when recording stopped (outlived.h) and the notes about the channel. The work is in cmd_calls.c, the rendering in report_calls.c.
+ * still running when recording stopped (outlived.h) and the notes about the channel. The work
+ * is in cmd_calls.c, the rendering in report_calls.c.
  */
 #ifndef MW_CALLS_CMD_H
 #define MW_CALLS_CMD_H

@@ -579,7 +579,7 @@ static int evaluate_outlived(struct engine *e)
 	if (procbind__server_alive(pb))
 		return 0;
 	for (size_t i = 0; !err && (b = procbind__at(pb, i)); i++) {
-		if (!b->alive_at_end || b->is_target)
+		if (!procbind_outlived(b))
 			continue;
 		p = proctree__get(e->pt, b->pid, b->pstart);
 		if (!p)

@@ -8,11 +8,6 @@
 #include "outlived.h"
 #include "traceinfo.h"
 
-static bool outlived(const struct pb_proc *p)
-{
-	return p->alive_at_end && !p->is_target;
-}
-
 size_t outlived_count(const struct callmodel *cm)
 {
 	const struct procbind *pb = callmodel__procs(cm);
@@ -20,21 +15,13 @@ size_t outlived_count(const struct callmodel *cm)
 	size_t n = 0;
 
 	for (size_t i = 0; (p = procbind__at(pb, i)); i++)
-		n += outlived(p);
+		n += procbind_outlived(p);
 	return n;
 }
 
 bool outlived_server_gone(const struct callmodel *cm)
 {
 	return !procbind__server_alive(callmodel__procs(cm));
-}
-
-static const char *binding_name(enum bind_kind b)
-{
-	return b == BIND_LINEAGE     ? "lineage"
-	       : b == BIND_EVIDENCE  ? "evidence"
-	       : b == BIND_AMBIGUOUS ? "ambiguous"
-				     : "server";
 }
 
 static void text_call_of(struct strbuf *sb, const struct callset *cs, const struct pb_proc *p)
@@ -44,7 +31,7 @@ static void text_call_of(struct strbuf *sb, const struct callset *cs, const stru
 	case BIND_EVIDENCE:
 		strbuf_puts(sb, ", ");
 		callinfo_name(sb, callset__get(cs, p->call));
-		strbuf_printf(sb, " (%s)", binding_name(p->bind));
+		strbuf_printf(sb, " (%s)", procbind_bind_name(p->bind));
 		break;
 	case BIND_AMBIGUOUS:
 		strbuf_puts(sb, ", one of ");
@@ -61,13 +48,13 @@ static void text_call_of(struct strbuf *sb, const struct callset *cs, const stru
 
 void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *indent)
 {
-	const struct callset *cs = callmodel__calls((struct callmodel *)cm);
+	const struct callset *cs = callmodel__calls(cm);
 	const struct procbind *pb = callmodel__procs(cm);
 	const struct pb_proc *p;
 	size_t shown = 0, more = 0;
 
 	for (size_t i = 0; (p = procbind__at(pb, i)); i++) {
-		if (!outlived(p))
+		if (!procbind_outlived(p))
 			continue;
 		if (shown == OUTLIVED_LINES) {
 			more++;
@@ -104,7 +91,7 @@ static json_t *proc_json(const struct callset *cs, const struct pb_proc *p)
 		err = json_object_set_new(o, "argv", argv);
 		argv = NULL;
 	}
-	err = err ?: json_object_set_new(o, "binding", json_string(binding_name(p->bind)));
+	err = err ?: json_object_set_new(o, "binding", json_string(procbind_bind_name(p->bind)));
 	err = err
 		      ?: json_object_set_new(o, "call",
 					     p->bind == BIND_LINEAGE || p->bind == BIND_EVIDENCE
@@ -125,13 +112,13 @@ static json_t *proc_json(const struct callset *cs, const struct pb_proc *p)
 
 json_t *outlived_json(const struct callmodel *cm)
 {
-	const struct callset *cs = callmodel__calls((struct callmodel *)cm);
+	const struct callset *cs = callmodel__calls(cm);
 	const struct procbind *pb = callmodel__procs(cm);
 	const struct pb_proc *p;
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && (p = procbind__at(pb, i)); i++)
-		if (outlived(p) && json_array_append_new(arr, proc_json(cs, p))) {
+		if (procbind_outlived(p) && json_array_append_new(arr, proc_json(cs, p))) {
 			json_decref(arr);
 			return NULL;
 		}

@@ -308,6 +308,14 @@ size_t procbind__count(const struct procbind *pb)
 	return pb->count;
 }
 
+const char *procbind_bind_name(enum bind_kind b)
+{
+	return b == BIND_LINEAGE     ? "lineage"
+	       : b == BIND_EVIDENCE  ? "evidence"
+	       : b == BIND_AMBIGUOUS ? "ambiguous"
+				     : "server";
+}
+
 void procbind_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec)
 {
 	struct ev_bytes argv = {p->argv, p->argv_len};

@@ -88,6 +88,14 @@ struct pb_proc *procbind__find(const struct procbind *pb, uint32_t pid, uint64_t
 const struct pb_proc *procbind__at(const struct procbind *pb, size_t i);
 size_t procbind__count(const struct procbind *pb);
 
+/* How p is bound: "lineage", "evidence", "ambiguous", or "server" (the server's own). */
+const char *procbind_bind_name(enum bind_kind b);
+/* Whether p is one of the processes other than the server still running when recording
+ * stopped. */
+static inline bool procbind_outlived(const struct pb_proc *p)
+{
+	return p->alive_at_end && !p->is_target;
+}
 /* A process's executable and argv, as the reports write them: /usr/bin/sleep ["sleep" "5"].
  * For one that ran no exec: no_exec, or (NULL) "(a fork of pid N, no exec seen)". */
 void procbind_exe_text(struct strbuf *sb, const struct pb_proc *p, const char *no_exec);

@@ -104,20 +104,13 @@ static bool is_child(const struct pb_proc *c, const struct pb_proc *p)
 	return c->has_parent && c->ppid == p->pid && c->ppstart == p->pstart;
 }
 
-static const char *bind_name(const struct pb_proc *p)
-{
-	return p->bind == BIND_LINEAGE	  ? "lineage"
-	       : p->bind == BIND_EVIDENCE ? "evidence"
-					  : "ambiguous";
-}
-
 /* --- text ------------------------------------------------------------------------------------ */
 
 static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 {
 	strbuf_printf(sb, "    %*s%u ", 2 * depth, "", p->pid);
 	procbind_exe_text(sb, p, "(no exec)");
-	strbuf_printf(sb, " %s", bind_name(p));
+	strbuf_printf(sb, " %s", procbind_bind_name(p->bind));
 	if (p->matched) {
 		strbuf_puts(sb, " (argument \"");
 		strbuf_escape(sb, (const uint8_t *)p->matched, strlen(p->matched), ESC_QUOTE);
@@ -301,11 +294,13 @@ static int report_calls_text_of(FILE *out, const struct calls_view *v)
 	strbuf_puts(&sb, "\n== shutdown (after the shutdown mark, the end of stdin or the server's exit) ==\n");
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_SHUTDOWN));
 	if (outlived_count(v->cm)) {
-		strbuf_puts(&sb, outlived_server_gone(v->cm)
-					 ? "\n== still running after the server exited (not recorded "
-					   "after the end of the trace) ==\n"
-					 : "\n== still running when recording stopped, with the server "
-					   "(not recorded after the end of the trace) ==\n");
+		const char *when = outlived_server_gone(v->cm)
+					   ? "after the server exited"
+					   : "when recording stopped, with the server";
+
+		strbuf_printf(
+			&sb, "\n== still running %s (not recorded after the end of the trace) ==\n",
+			when);
 		outlived_text(&sb, v->cm, "  ");
 	}
 	if (callset__notes_total(cs))
@@ -348,7 +343,7 @@ static void proc_write(struct jsonw *w, const struct pb_proc *p)
 	while (event_argv_next(&all, &pos, &a))
 		jsonw_bytes(w, NULL, a.p, a.n);
 	jsonw_close(w);
-	jsonw_str(w, "binding", bind_name(p));
+	jsonw_str(w, "binding", procbind_bind_name(p->bind));
 	if (p->matched)
 		jsonw_bytes(w, "matched", (const uint8_t *)p->matched, strlen(p->matched));
 	else
