@@ -124,6 +124,12 @@ static void describe(struct strbuf *sb, const struct ev_view *v)
 	case MCPT__OP__OP_EXIT:
 		strbuf_printf(sb, " status %lld", (long long)v->exit_status);
 		return;
+	case MCPT__OP__OP_FOREIGN_ABI: { /* "syscall N of the x32 ABI, not recorded" */
+		const char *d = v->describe ? v->describe(v->describe_ctx) : NULL;
+
+		strbuf_printf(sb, ": %s", d ? d : "?");
+		return;
+	}
 	case MCPT__OP__OP_EXEC:
 		put_path(sb, &v->path);
 		strbuf_puts(sb, " [");

@@ -16,6 +16,7 @@ enum op_kind {
 	K_OPEN, /* an open: flags and mode, write intent */
 	K_SOCK, /* a socket call carrying an address in data */
 	K_TARGET, /* aimed at another process (signals, pidfds): a {detail} saying whom */
+	K_FOREIGN, /* a syscall of another ABI, not recorded: a {detail} saying which */
 };
 
 struct op_info {
@@ -130,6 +131,7 @@ static const struct op_info op_table[] = {
 	OP(IO_URING_REGISTER, "io_uring_register"),
 	OP(IO_URING_SUBMIT, "io_uring_submit"),
 	OP(USERFAULTFD, "userfaultfd"),
+	{MCPT__OP__OP_FOREIGN_ABI, "foreign_abi", K_FOREIGN, 0, -1},
 	{EV_OP_MESSAGE, "message", K_PLAIN, 0, -1},
 	{EV_OP_LOSS, "loss", K_PLAIN, 0, -1},
 	{EV_OP_OUTLIVED, "outlived", K_PLAIN, 0, -1},
@@ -395,8 +397,8 @@ static struct ev_bytes bytes_of(const ProtobufCBinaryData *b)
 static void decode_result(struct ev_view *v)
 {
 	v->ret = v->raw->ret;
-	if (v->flags & (MW_F_ENTRY | MW_F_UNFINISHED)) {
-		v->result = RES_PENDING;
+	if (v->flags & (MW_F_ENTRY | MW_F_UNFINISHED) || v->op == MCPT__OP__OP_FOREIGN_ABI) {
+		v->result = RES_PENDING; /* foreign_abi: made at entry, its result never read */
 	} else if (v->op == MCPT__OP__OP_CONNECT && v->ret == -115 /* EINPROGRESS */) {
 		/* a non-blocking connect under way: not a failure, its outcome comes later */
 		v->result = RES_PENDING;
@@ -525,6 +527,7 @@ static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 			event_detail_set(v);
 		break;
 	case K_TARGET:
+	case K_FOREIGN:
 		event_detail_set(v);
 		break;
 	case K_EXEC:

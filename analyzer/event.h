@@ -136,7 +136,8 @@ struct ev_view {
 		struct dns_query dns;
 	} unchecked;
 	char op_buf[16]; /* name of an operation this analyzer does not know: "op<N>" */
-	char detail_buf[96]; /* describe()'s line for signals, pidfds, namespace forks */
+	char detail_buf[96]; /* describe()'s line for signals, pidfds, namespace forks,
+			      * foreign-ABI syscalls */
 };
 
 /* The address given or received by a socket call, the socket's own address after it, the DNS

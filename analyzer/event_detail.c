@@ -1,6 +1,7 @@
 /*
- * event_detail.c - the one-line detail of records whose subject is another process or the
- * process's namespaces: whom a signal or a pidfd call aims at, which namespaces a fork made.
+ * event_detail.c - the one-line detail of records whose subject is another process, the
+ * process's namespaces or a syscall not recorded: whom a signal or a pidfd call aims at, which
+ * namespaces a fork made, which syscall of another ABI a process made.
  * Made on demand (ev_view.describe), when a finding quotes {detail}.
  */
 #include <stdio.h>
@@ -46,6 +47,14 @@ static void put_namespaces(char *buf, size_t cap, uint64_t clone_flags)
 		snprintf(buf, cap, "namespaces prepared by an earlier unshare");
 }
 
+/* enum mw_abi, as a foreign_abi record's detail names it. */
+static const char *abi_name(int64_t abi)
+{
+	if (abi == MW_ABI_I386)
+		return "i386";
+	return abi == MW_ABI_X32 ? "x32" : "unknown";
+}
+
 static const char *describe_target(void *ctx)
 {
 	struct ev_view *v = ctx;
@@ -88,6 +97,10 @@ static const char *describe_target(void *ctx)
 		break;
 	case MCPT__OP__OP_FORK:
 		put_namespaces(buf, cap, (uint64_t)a[3]);
+		break;
+	case MCPT__OP__OP_FOREIGN_ABI:
+		snprintf(buf, cap, "syscall %lld of the %s ABI, not recorded", (long long)a[0],
+			 abi_name(a[1]));
 		break;
 	default:
 		return NULL;

@@ -43,6 +43,8 @@ enum mw_slot {
 #define MW_DATA_MAX	16384 /* bytes of channel data carried by one event */
 #define MW_PAYLOAD_MAX	512   /* bytes kept of a payload (a DNS query fits) */
 #define MW_MAX_SYSCALLS 512   /* slots of the dispatchers' program arrays (syscall numbers) */
+#define MW_FOREIGN_SLOT (MW_MAX_SYSCALLS - 1) /* sys_enter_progs: the foreign-ABI recorder, not
+					       * a syscall (native numbers stay below it) */
 #define MW_PID_WORDS	(4194304 / 64) /* words of the tracked_bits map: PID_MAX_LIMIT bits */
 
 /* Event flags. The low bits are per slot: bit s means slot s was cut short (TRUNC) or could not
@@ -191,6 +193,10 @@ enum mw_op {
 	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req); the fd is
 					 * what the submission named, 0 for opcodes that take none */
 	MW_OP_USERFAULTFD = 174,	/* flags */
+	MW_OP_FOREIGN_ABI = 175,	/* syscall number in that ABI, ABI (enum mw_abi): a
+					 * syscall of another ABI than the native one, which no
+					 * handler records (attach mode only: a launched server is
+					 * killed at its first); once per process, ABI and number */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
 				  * with GAP: fd, offset, gap length, direction; a frame of length
@@ -199,6 +205,12 @@ enum mw_op {
 	MW_OP_STDIO_MOVED = 192, /* GAP: fd, stream offset, length, direction: bytes moved by
 				  * splice/sendfile/copy_file_range without passing through user
 				  * memory */
+};
+
+/* The ABI of a MW_OP_FOREIGN_ABI record's syscall (arg[1]). */
+enum mw_abi {
+	MW_ABI_I386 = 1, /* int $0x80 (or sysenter) from an x86-64 kernel's compat entry */
+	MW_ABI_X32 = 2,	 /* a syscall number with __X32_SYSCALL_BIT set */
 };
 
 /* The two objects of the MCP channel, in the `chan` array map: index MW_CHAN_IN is the

@@ -82,6 +82,23 @@ struct {
 	__type(value, struct mw_inflight);
 } inflight SEC(".maps") __weak;
 
+/* Foreign-ABI syscalls already recorded (dispatch.bpf.c): one record per process, ABI and
+ * number is enough to say what escaped the trace; LRU, so a process that makes more distinct
+ * ones than fit is recorded again rather than not at all. */
+struct mw_foreign_key {
+	__u64 pstart;
+	__u32 tgid;
+	__u16 abi; /* enum mw_abi */
+	__u16 nr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct mw_foreign_key);
+	__type(value, __u8);
+} foreign_seen SEC(".maps") __weak;
+
 /* The MCP channel's two objects (struct mw_chan, index enum mw_chan_dir). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -122,19 +122,29 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 }
 
 /* Per-syscall handlers are not attached: they wait in the program arrays the dispatchers
- * tail-call through. Returns true when prog is one (and records its slot). */
+ * tail-call through, at their syscall's number; the foreign-ABI recorder waits at
+ * MW_FOREIGN_SLOT of the entry array. Returns true when prog is one (and records its slot). */
 static bool take_handler(struct loader *l, struct bpf_program *prog)
 {
 	static const char exit_prefix[] = "handle_sys_exit_", enter_prefix[] = "handle_sys_enter_";
 	const char *name = bpf_program__name(prog);
 	bool enter = !strncmp(name, enter_prefix, sizeof(enter_prefix) - 1);
+	bool foreign = !strcmp(name, "handle_foreign_abi");
 	long nr;
 
-	if (!enter && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
+	if (!enter && !foreign && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
 		return false;
 	bpf_program__set_autoattach(prog, false);
-	nr = syscall_number(name + (enter ? sizeof(enter_prefix) : sizeof(exit_prefix)) - 1);
-	if (nr < 0 || nr >= MW_MAX_SYSCALLS || l->n_handlers == MW_MAX_SYSCALLS) {
+	if (foreign) {
+		nr = MW_FOREIGN_SLOT;
+		enter = true;
+	} else {
+		size_t prefix = enter ? sizeof(enter_prefix) - 1 : sizeof(exit_prefix) - 1;
+
+		nr = syscall_number(name + prefix);
+	}
+	if (nr < 0 || nr >= (foreign ? MW_MAX_SYSCALLS : MW_FOREIGN_SLOT) ||
+	    l->n_handlers == MW_MAX_SYSCALLS) {
 		bpf_program__set_autoload(prog, false);
 		loader_note(l, "program %s disabled: no such syscall on this architecture", name);
 		return true;

@@ -5,10 +5,12 @@ ancestor of the collector (the collector never records itself), what a failure t
 behind (nothing it created), inherited descriptors (checked before the collector opens its own;
 a control channel that fails is dropped, not spun on), and the wording of option errors and
 --help."""
+import errno
 import json
 import os
 import pwd
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -332,27 +334,106 @@ class CollectorCli(mwtest.E2ETestCase):
                 self.assertEqual(user, ['user: nobody (uid %d gid %d) home "%s"%s'
                                         % (uid, gid, want[0], other)])
 
-    def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
-        """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of
-        the same number (getpid 20 as writev) or escape the trace: a launched server is killed
-        by SIGSYS at its first one, and the trace says so."""
+    def need_i386_entry(self):
+        """Skips unless this kernel has an i386 syscall entry. Some x86-64 kernels have none
+        (ia32_emulation=0, or a guest whose hypervisor does not deliver int $0x80, as on one of
+        our CI hosts): there the instruction faults with SIGSEGV before any syscall, traced or
+        not."""
         if os.uname().machine != "x86_64":
             self.skipTest("the i386 entry exists on x86-64 only")
         import mwevents
-        # Some x86-64 kernels have no i386 entry at all (ia32_emulation=0, or a guest whose
-        # hypervisor does not deliver int $0x80, as on one of our CI hosts): there the
-        # instruction faults with SIGSEGV before any syscall, traced or not.
         native = subprocess.run([mwevents.TRIGGER, "int80"], capture_output=True, text=True,
                                 cwd=self.work.path, timeout=60)
         if "step int80 failed (status 0x%x)" % signal.SIGSEGV in native.stderr:
             self.skipTest("this kernel has no i386 syscall entry: int $0x80 faults (SIGSEGV) "
                           "without the collector")
         self.assertEqual(native.returncode, 0, native.stderr)
-        rec = mwevents.Recording(self.work, self.keys, ["int80"], busy=False)
-        self.assertIn("step int80 failed (status 0x1f)", rec.result.stderr)  # SIGSYS
+
+    def launched_foreign(self, step):
+        """A launched server is killed by SIGSYS at its first syscall of another ABI, and the
+        trace says so: its exit, and nothing else of that process."""
+        import mwevents
+        rec = mwevents.Recording(self.work, self.keys, [step], busy=False)
+        self.assertIn("step %s failed (status 0x1f)" % step, rec.result.stderr)  # SIGSYS
         step_pids = [e["pid"] for e in rec.events if e["op"] == "exit" and e["args"][0] == 31]
         self.assertEqual(len(step_pids), 1, rec.result.stderr)
         self.assertEqual([e["op"] for e in rec.of(step_pids[0]) if e["op"] != "exit"], [])
+
+    def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
+        """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of
+        the same number (getpid 20 as writev) or escape the trace."""
+        self.need_i386_entry()
+        self.launched_foreign("int80")
+
+    def test_an_x32_syscall_kills_the_server_instead_of_escaping(self):
+        """An x32 syscall (the number with __X32_SYSCALL_BIT) has no handler: it would escape
+        the trace on a kernel built with x32. Killed whether or not this kernel has it."""
+        if os.uname().machine != "x86_64":
+            self.skipTest("the x32 ABI exists on x86-64 only")
+        self.launched_foreign("x32")
+
+    def attached_foreign(self, step):
+        """mw_trigger STEP run by a shell the collector attached to (--pid), as nobody: not
+        under the collector's seccomp filter. Returns (the step's JSON line, the trace's
+        foreign_abi records as (pid, number, ABI), evasion.foreign-abi findings as (severity,
+        message))."""
+        import mwevents
+        d = self.work.mkdir("attached", mode=0o777)
+        trigger = os.path.join(d, "mw_trigger")
+        shutil.copy(mwevents.TRIGGER, trigger)
+        os.chmod(trigger, 0o755)
+        sh = self.popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                         "/bin/sh", "-c", 'read go && exec "$0" "$1"', trigger, step],
+                        stdin=subprocess.PIPE, cwd=d)
+        coll = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pid",
+                           str(sh.pid), "--linger", "0", "-v"])
+        for line in coll.stderr:
+            if "attached to" in line:
+                break
+        else:
+            self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+        sh.stdin.write("go\n")
+        sh.stdin.close()
+        out = [json.loads(ln) for ln in sh.stdout.read().splitlines()]
+        self.assertEqual(sh.wait(timeout=60), 0)
+        self.assertEqual(coll.wait(timeout=60), 0, coll.stderr.read())
+        self.assertEqual([o["step"] for o in out], [step])
+        v = mwtest.verify(self.trace, self.keys)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        recs = mwtest.dump_json(self.trace, self.keys)
+        foreign = sorted((e["pid"], e["args"][0], e["args"][1])
+                         for e in recs if e.get("op") == "foreign_abi")
+        doc = mwtest.analyze_json(self.trace, self.keys)
+        found = sorted((f["severity"], f["message"]) for f in doc["findings"]
+                       if f["rule"] == "evasion.foreign-abi")
+        return out[0], foreign, found
+
+    def test_an_attached_process_is_recorded_making_x32_syscalls(self):
+        """An attached process's x32 syscalls are recorded as made (foreign_abi: the number in
+        that ABI and the ABI, once per process, ABI and number) and are findings of
+        evasion.foreign-abi. On a kernel without x32 (as here) they fail with ENOSYS; the
+        record is made at entry all the same."""
+        if os.uname().machine != "x86_64":
+            self.skipTest("the x32 ABI exists on x86-64 only")
+        import mwevents
+        native = subprocess.run([mwevents.TRIGGER, "x32"], capture_output=True, text=True,
+                                cwd=self.work.path, timeout=60)
+        self.assertEqual(native.returncode, 0, native.stderr)
+        native = json.loads(native.stdout)
+        got, foreign, found = self.attached_foreign("x32")
+        x32_here = native["getpid"] == native["pid"]  # else ENOSYS: a kernel without x32
+        self.assertEqual((got["getpid"], got["getpid2"]),
+                         (got["pid"],) * 2 if x32_here else (-errno.ENOSYS,) * 2)
+        self.assertEqual(foreign, [(got["pid"], 39, 2), (got["pid"], 257, 2)])
+        self.assertEqual(found, [("high", "syscall 257 of the x32 ABI, not recorded"),
+                                 ("high", "syscall 39 of the x32 ABI, not recorded")])
+
+    def test_an_attached_process_is_recorded_making_i386_syscalls(self):
+        self.need_i386_entry()
+        got, foreign, found = self.attached_foreign("int80")
+        self.assertEqual(got["ret"], got["pid"])  # getpid through int $0x80
+        self.assertEqual(foreign, [(got["pid"], 20, 1)])
+        self.assertEqual(found, [("high", "syscall 20 of the i386 ABI, not recorded")])
 
     def test_option_errors_name_the_bad_option(self):
         for args, want in ((["-o", "t", "-vZq", "--", "true"], "unknown option '-Z'"),

@@ -292,6 +292,21 @@ static void step_int80(struct out *o)
 #endif
 }
 
+/* getpid twice and an openat through x32 numbers (__X32_SYSCALL_BIT set): the x32 ABI's
+ * syscalls, ENOSYS on a kernel built without it; a launched server is killed at the first. */
+static void step_x32(struct out *o)
+{
+#if defined(__x86_64__)
+	const long x32 = 0x40000000;
+
+	out_ret(o, "getpid", syscall(x32 | SYS_getpid));
+	out_ret(o, "getpid2", syscall(x32 | SYS_getpid));
+	out_ret(o, "openat", syscall(x32 | SYS_openat, AT_FDCWD, "x32.f", O_RDONLY | O_CLOEXEC));
+#else
+	out_ret(o, "getpid", -ENOSYS);
+#endif
+}
+
 const struct step priv_steps[] = {
 	{ "ptrace", step_ptrace },
 	{ "process_vm", step_process_vm },
@@ -305,6 +320,7 @@ const struct step priv_steps[] = {
 	{ "exec_memfd", step_exec_memfd },
 	{ "uring", step_uring },
 	{ "int80", step_int80 },
+	{ "x32", step_x32 },
 	{ "tiocsti", step_tiocsti },
 	{ "keyring", step_keyring },
 	{ "userfaultfd", step_userfaultfd },

@@ -44,7 +44,9 @@ START_TEST(op_table_mirrors_events_h)
 	ck_assert_int_eq(event_op_family(MW_OP_MOVE_MOUNT), FAM_PRIVILEGE);
 	ck_assert_str_eq(event_family_name(event_op_family(MW_OP_CONNECT)), "network");
 	ck_assert_int_eq(event_op_family(130), FAM_PRIVILEGE);
-	ck_assert_int_eq(event_op_family(175), FAM_EVASION);
+	ck_assert_int_eq(MCPT__OP__OP_FOREIGN_ABI, MW_OP_FOREIGN_ABI);
+	ck_assert_int_eq(event_op_family(MW_OP_FOREIGN_ABI), FAM_EVASION);
+	ck_assert_int_eq(event_op_family(176), FAM_EVASION);
 	ck_assert_int_eq(event_op_family(1000), FAM_NONE);
 }
 END_TEST
@@ -276,6 +278,7 @@ START_TEST(target_details)
 	const int64_t kill_own[] = {0, 1}, tg[] = {5, 6, 9}, pidfd[] = {4, 0, 0, 321};
 	const int64_t pidfd_none[] = {4, 2}, getfd[] = {4, 7, 0, 321};
 	const int64_t fork_ns[] = {10, 10, 1, 0x10000000 | 0x20000 | 17}, fork_none[] = {10, 10, 1, 17};
+	const int64_t x32[] = {39, MW_ABI_X32}, i386[] = {11, MW_ABI_I386};
 	Mcpt__Event e = MCPT__EVENT__INIT;
 	struct ev_view v;
 
@@ -297,8 +300,22 @@ START_TEST(target_details)
 	ck_assert_str_eq(detail_of(MW_OP_FORK, MW_F_NEWNS, fork_none, 4),
 			 "namespaces prepared by an earlier unshare");
 	ck_assert_ptr_null(detail_of(MW_OP_FORK, 0, fork_ns, 4)); /* the kernel's view decides */
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32, 2),
+			 "syscall 39 of the x32 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, i386, 2),
+			 "syscall 11 of the i386 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32, 1), /* a record without its ABI */
+			 "syscall 39 of the unknown ABI, not recorded");
 	ck_assert_ptr_null(detail_of(MW_OP_PTRACE, 0, kill_pid, 2));
 
+	e.op = MCPT__OP__OP_FOREIGN_ABI; /* made at entry: its result is not known */
+	e.n_args = 2;
+	e.args = (int64_t *)x32;
+	event_decode(&v, &e);
+	ck_assert_int_eq(v.result, RES_PENDING);
+	ck_assert_int_eq(v.family, FAM_EVASION);
+
+	e = (Mcpt__Event)MCPT__EVENT__INIT;
 	e.op = MCPT__OP__OP_MOVE_MOUNT;
 	e.opened_path = bin("/w/mnt", 6);
 	e.abs_path2 = bin("/w/mnt", 6);
