@@ -184,10 +184,16 @@ void identity_text(struct strbuf *sb, const Mcpt__Header *h, const struct callse
 	const struct call_session *s = cs ? callset__session(cs) : NULL;
 	const Mcpt__Target *t = h ? h->target : NULL;
 
+	bool attached = t && t->attached; /* the handshake, if any, may predate the recording */
+
 	strbuf_printf(sb, "%sclient: ", indent);
-	text_peer(sb, s ? &s->client : NULL, "unknown (no clientInfo on the channel)");
+	text_peer(sb, s ? &s->client : NULL,
+		  attached ? "unknown (no clientInfo on the channel since the attach)"
+			   : "unknown (no clientInfo on the channel)");
 	strbuf_printf(sb, "\n%sserver: ", indent);
-	text_peer(sb, s ? &s->server : NULL, "unknown (no serverInfo on the channel)");
+	text_peer(sb, s ? &s->server : NULL,
+		  attached ? "unknown (no serverInfo on the channel since the attach)"
+			   : "unknown (no serverInfo on the channel)");
 	if (t)
 		text_server(sb, t);
 	strbuf_putc(sb, '\n');

@@ -263,7 +263,10 @@ static void text_head(struct strbuf *sb, const struct calls_view *v)
 		trace_hex(sb, &v->hdr->trace_id);
 	strbuf_putc(sb, '\n');
 	identity_text(sb, v->hdr, callmodel__calls(v->cm), "");
-	strbuf_printf(sb, "protocol: %s%s%s%s\n", s->protocol ? s->protocol : "unknown",
+	strbuf_printf(sb, "protocol: %s%s%s%s%s\n", s->protocol ? s->protocol : "unknown",
+		      !s->protocol && v->hdr && v->hdr->target && v->hdr->target->attached
+			      ? " (no handshake since the attach)"
+			      : "",
 		      s->initialize_seen ? " (initialize handshake)" : "",
 		      s->per_request_meta ? " (version in _meta of requests)" : "",
 		      s->discover_seen ? " (server/discover)" : "");

@@ -128,6 +128,12 @@ class Attach(mwtest.E2ETestCase):
                          sorted([accept_tid, got["hold.fifo"]["tid"]]))
 
         self.assertPending(evs, first["hold.existing"], existing, got)
+        # no MCP handshake on this channel: the reports say it may have come before the attach
+        c = mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey", self.keys.public])
+        self.assertEqual(c.returncode, 0, c.stderr)
+        heads = [ln for ln in c.stdout.splitlines() if ln.split(":")[0] in ("client", "protocol")]
+        self.assertEqual(heads, ["client: unknown (no clientInfo on the channel since the attach)",
+                                 "protocol: unknown (no handshake since the attach)"])
 
     def wait_blocked(self, existing, got):
         deadline = time.monotonic() + 60  # a guard against hanging, not a timed assertion
