@@ -148,6 +148,8 @@ int callmodel__header(struct callmodel *cm, const Mcpt__Header *h)
 	if (h && h->collector && h->collector->stdio_capture)
 		cm->captured = strcmp(h->collector->stdio_capture, "off") != 0;
 	err = ensure(cm, home);
+	if (!err && t && t->attached) /* the recording began at the header's clock sample */
+		callset__attached(cm->cs, h->clock ? h->clock->boottime_before_ns : 0);
 	if (!err && t)
 		err = procbind__set_target(cm->pb, t->pid, t->pstart);
 	return err;
@@ -234,7 +236,8 @@ static int build_windows(struct callmodel *cm)
 		return -ENOMEM;
 	cm->first_begin = UINT64_MAX;
 	for (size_t i = 0; (c = callset__at(cm->cs, i)); i++) {
-		if (c->dir != CHAN_IN || (!c->method && !c->from_mark))
+		if (c->dir != CHAN_IN ||
+		    (!c->method && !c->from_mark && !(c->incomplete & CI_BEFORE_ATTACH)))
 			continue;
 		w[k].call = c->index;
 		w[k].begin = c->marked ? min_u64(c->begin_ts, c->mark_begin) : c->begin_ts;

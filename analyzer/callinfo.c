@@ -18,7 +18,10 @@ void callinfo_name(struct strbuf *sb, const struct call *c)
 		strbuf_puts(sb, "call ?");
 		return;
 	}
-	strbuf_printf(sb, "call %zu %s", c->index, c->method ? c->method : "(marked)");
+	strbuf_printf(sb, "call %zu %s", c->index,
+		      c->method ? c->method
+		      : (c->incomplete & CI_BEFORE_ATTACH) ? "(method unknown)"
+							: "(marked)");
 	if (c->tool)
 		strbuf_printf(sb, " %s", c->tool);
 	if (c->id)
@@ -75,7 +78,8 @@ const char *callinfo_status(const struct call *c, char *buf, size_t len)
 void callinfo_incomplete(struct strbuf *sb, unsigned inc)
 {
 	static const char *const why[] = {"no response", "request damaged", "response damaged",
-					  "events lost", "invalid UTF-8",   "task never finished"};
+					  "events lost", "invalid UTF-8",   "task never finished",
+					  "request before the attach"};
 	bool first = true;
 
 	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
@@ -136,7 +140,10 @@ static void window_write(struct jsonw *w, const struct call *c)
 		  : c->end_how == END_TASK	? "task"
 		  : c->end_how == END_MARK	? "mark"
 						: "nothing");
-	jsonw_u64(w, "record", c->begin_record);
+	if (c->incomplete & CI_BEFORE_ATTACH) /* no request in the trace */
+		jsonw_null(w, "record");
+	else
+		jsonw_u64(w, "record", c->begin_record);
 	jsonw_close(w);
 }
 
@@ -177,7 +184,10 @@ void callinfo_call_write(struct jsonw *w, const struct call *c)
 	jsonw_str(w, "arguments", c->args);
 	jsonw_str(w, "status", callinfo_status(c, buf, sizeof(buf)));
 	jsonw_str(w, "result", c->result);
-	jsonw_u64(w, "stream_offset", c->offset);
+	if (c->incomplete & CI_BEFORE_ATTACH)
+		jsonw_null(w, "stream_offset");
+	else
+		jsonw_u64(w, "stream_offset", c->offset);
 	window_write(w, c);
 	if (c->end_ts == CALL_OPEN)
 		jsonw_null(w, "duration_ns");

@@ -37,7 +37,14 @@ struct callset {
 	struct call_session sess;
 	uint64_t grace;
 	char *home;
+	bool attached;	       /* a trace of an attached server */
+	uint64_t attach_ts;    /* its start */
+	size_t before_checked; /* responses without a request examined (callset__before_attach) */
 };
+
+/* Requests in flight at an attach are few (a client's concurrent requests); the responses
+ * without a request examined as theirs are capped, each costing a pass over the calls. */
+#define CALL_BEFORE_ATTACH_CHECKS 256
 
 static struct call *call_at(const struct callset *cs, size_t i)
 {
@@ -433,6 +440,37 @@ struct call *callset__open(struct callset *cs, enum chan_dir dir, const char *id
 		cs->sess.first_request_ts = ts;
 	}
 	return c;
+}
+
+void callset__attached(struct callset *cs, uint64_t ts)
+{
+	cs->attached = true;
+	cs->attach_ts = ts;
+}
+
+int callset__before_attach(struct callset *cs, enum chan_dir dir, const char *id_canon,
+			   struct call **out)
+{
+	struct call *c;
+
+	*out = NULL;
+	if (!cs->attached || cs->before_checked >= CALL_BEFORE_ATTACH_CHECKS)
+		return 0;
+	cs->before_checked++;
+	for (size_t i = 0; i < cs->n; i++) {
+		c = call_at(cs, i);
+		if (c->dir == dir && c->id && !strcmp(c->id, id_canon))
+			return 0; /* a recorded request's: answered twice */
+	}
+	c = callset__open(cs, dir, id_canon, NULL, NULL, 0, cs->attach_ts, 0);
+	if (!c)
+		return -ENOMEM;
+	callset__take(cs, dir, id_canon);
+	c->incomplete |= CI_BEFORE_ATTACH;
+	if (dir == CHAN_IN && cs->sess.first_request_ts > cs->attach_ts)
+		cs->sess.first_request_ts = cs->attach_ts; /* no startup after the attach */
+	*out = c;
+	return 0;
 }
 
 /* --- the end of a window -------------------------------------------------------------------- */

@@ -50,6 +50,7 @@ enum call_incomplete {
 	CI_EVENTS_LOST = 1u << 3,  /* events were lost while its window was open */
 	CI_INVALID_UTF8 = 1u << 4, /* its request was decoded with U+FFFD replacements */
 	CI_TASK_OPEN = 1u << 5,	   /* its task never reached a terminal status */
+	CI_BEFORE_ATTACH = 1u << 6, /* its request came before an attach: not in the trace */
 };
 
 enum call_end_how {
@@ -173,6 +174,17 @@ int call_evidence_push(struct call *c, const char *s, size_t n);
 /* The fast path of the channel callbacks (jsonrpc_fast.c): 1 when it read the whole line l,
  * 0 when it declined it (nothing was done), or -ENOMEM. */
 int jsonrpc_fast_line(struct callset *cs, const struct chan_line *l);
+/* A trace of an attached server (--pid, --pgid) that began at ts: requests may have been made
+ * before it, and their responses come after. */
+void callset__attached(struct callset *cs, uint64_t ts);
+/* A response of the server (or of the client, for dir CHAN_OUT) to id, with no pending
+ * request: in a trace of an attached server, the request may have come before the attach.
+ * *out is then a call of its own, answered by nobody yet, its window open from the start of
+ * the trace, its method unknown, flagged CI_BEFORE_ATTACH; NULL when the trace was launched,
+ * when a recorded request had that id (a second response), or past
+ * CALL_BEFORE_ATTACH_CHECKS such responses. 0 or -ENOMEM. */
+int callset__before_attach(struct callset *cs, enum chan_dir dir, const char *id_canon,
+			   struct call **out);
 /* A cancellation of c at ts. */
 void callset__cancel(struct callset *cs, struct call *c, uint64_t ts);
 /* A task reached status at ts (terminal or not). */

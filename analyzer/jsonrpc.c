@@ -194,7 +194,12 @@ static int on_response(struct msgctx *m, const json_t *id, const json_t *result,
 	enum chan_dir req = m->l->dir == CHAN_IN ? CHAN_OUT : CHAN_IN;
 	char *canon = call_id_canon(id);
 	struct call *c = canon ? callset__take(m->cs, req, canon) : NULL;
+	int err = !c && canon ? callset__before_attach(m->cs, req, canon, &c) : 0;
 
+	if (err) {
+		free(canon);
+		return err;
+	}
 	if (!c) {
 		if (json_is_null(id) && error)
 			callset__note(m->cs, m->l->ts,

@@ -202,11 +202,13 @@ static void text_window(struct strbuf *sb, const struct call *c)
 		return;
 	}
 	trace_ts(e, sizeof(e), c->end_ts);
-	strbuf_printf(sb,
-		      "  window: %s -> %s (%.3f ms, ended by %s), request at stream offset "
-		      "%llu, record %llu\n",
-		      b, e, (double)(c->end_ts - c->begin_ts) / 1e6, how[c->end_how],
-		      (unsigned long long)c->offset, (unsigned long long)c->begin_record);
+	strbuf_printf(sb, "  window: %s -> %s (%.3f ms, ended by %s), ", b, e,
+		      (double)(c->end_ts - c->begin_ts) / 1e6, how[c->end_how]);
+	if (c->incomplete & CI_BEFORE_ATTACH)
+		strbuf_puts(sb, "from the start of the trace: the request came before the attach\n");
+	else
+		strbuf_printf(sb, "request at stream offset %llu, record %llu\n",
+			      (unsigned long long)c->offset, (unsigned long long)c->begin_record);
 }
 
 static void text_call(struct strbuf *sb, const struct calls_view *v, const struct call *c)

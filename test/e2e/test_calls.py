@@ -230,6 +230,69 @@ class Calls(mwtest.E2ETestCase):
             except OSError:
                 pass
 
+    def test_a_call_in_flight_at_the_attach_is_a_call_of_its_own(self):
+        """Attached (--pid) to a server while a request is in flight: its response names a call
+        of its own (method unknown, incomplete: 'request before the attach'), whose window runs
+        from the start of the trace to the response, so what the server did for it meanwhile is
+        its effect, by window, and the findings are that call's. Before, the response was a
+        channel note and those effects fell in the startup bucket."""
+        gate = os.path.join(self.outside, "gate")
+        os.mkfifo(gate)
+        os.chown(gate, *self.nobody)
+        s = Session(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                     "/usr/bin/python3", SERVER], env=self.env, cwd=self.ws)
+        self.addCleanup(self._end, s)
+        s.initialize()
+        wid, req = s._request("tools/call", {"name": "work", "arguments": {
+            "path": gate, "command": "cat %s" % self.secret}})
+        s._write([req])  # the server now waits on the gate, in open(2)
+        coll = subprocess.Popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace,
+                                 "--pid", str(s.proc.pid), "-v"], stderr=subprocess.PIPE,
+                                text=True)
+        self.addCleanup(lambda: coll.poll() is None and (coll.kill(), coll.wait()))
+        self.addCleanup(coll.stderr.close)
+        for line in coll.stderr:
+            if "attached to" in line:
+                break
+        else:
+            self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+        with open(gate, "wb") as g:  # opens the gate: the work goes on, recorded
+            g.write(b"go")
+        self.assertEqual(s.wait([wid])[wid]["content"][0]["text"], "worked")
+        rid, r = s.call("read_file", {"path": "/etc/hostname"})
+        self.assertFalse(r["isError"], r)
+        self.assertEqual(s.close(), 0)
+        self.assertEqual(coll.wait(timeout=60), 0, coll.stderr.read())
+
+        cj = calls_json(self.trace, self.keys)
+        self.assertEqual([n for n in cj["channel_notes"] if "pending" in n], [])
+        by_id = {c["id"]: c for c in cj["calls"]}
+        before, later = by_id[str(wid)], by_id[str(rid)]
+        self.assertEqual((before["method"], before["incomplete"], before["status"],
+                          before["stream_offset"], before["window"]["record"]),
+                         (None, "request before the attach", "ok", None, None))
+        self.assertEqual((later["method"], later["incomplete"]), ("tools/call", None))
+        self.assertLess(before["window"]["begin"], later["window"]["begin"])
+        self.assertLess(before["window"]["end"], later["window"]["begin"])
+        # the work's read of /etc/hostname and its shell are the call's, by window and
+        # lineage; the later read_file's own read of /etc/hostname is the later call's
+        self.assertEqual([e["rules"] for e in find_effect(before, "files", "/etc/hostname")],
+                         [["window"]])
+        self.assertTrue([p for p in before["processes"] if p["binding"] == "lineage"],
+                        before["processes"])
+        self.assertEqual([e["rules"] for e in find_effect(later, "files", "/etc/hostname")],
+                         [["window"]])
+        self.assertFalse(cj["startup"]["files"], cj["startup"])
+        found = [f for f in mwtest.analyze_json(self.trace, self.keys)["findings"]
+                 if f["rule"] == "file.sensitive-read"]
+        self.assertEqual([(f["call"]["call"]["id"], f["call"]["rule"]) for f in found],
+                         [(str(wid), "lineage")], found)
+        text = mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey", self.keys.public])
+        self.assertIn("== call %d (method unknown) (id %d): ok ==" % (before["index"], wid),
+                      text.stdout)
+        self.assertIn("from the start of the trace: the request came before the attach\n",
+                      text.stdout)
+
     def test_a_daemon_outliving_the_server_is_named_with_its_call(self):
         """A process the server started and left running after it exited (here a daemon that
         waits 60 s) is unrecorded from the end of the trace on: `calls` marks it under its call

@@ -22,24 +22,39 @@ void t_reset_offsets(void)
 	seq = 0;
 }
 
-struct callmodel *t_model(uint64_t grace_ns, size_t line_max, bool captured)
+static struct callmodel *model(uint64_t grace_ns, size_t line_max, bool captured,
+			       uint64_t attach_ts)
 {
 	struct callmodel_opts o = {.cancel_grace_ns = grace_ns, .line_max = line_max};
 	struct callmodel *cm = callmodel__new(&o);
 	Mcpt__Header h = MCPT__HEADER__INIT;
 	Mcpt__Target t = MCPT__TARGET__INIT;
 	Mcpt__Collector c = MCPT__COLLECTOR__INIT;
+	Mcpt__ClockSample clock = MCPT__CLOCK_SAMPLE__INIT;
 
 	ck_assert_ptr_nonnull(cm);
 	t.pid = T_SERVER;
 	t.pstart = T_PSTART;
 	t.home = (ProtobufCBinaryData){7, (uint8_t *)"/home/u"};
+	t.attached = attach_ts != 0;
+	clock.boottime_before_ns = clock.boottime_after_ns = attach_ts;
 	c.stdio_capture = captured ? "full" : "off";
 	h.target = &t;
 	h.collector = &c;
+	h.clock = attach_ts ? &clock : NULL;
 	ck_assert_int_eq(callmodel__header(cm, &h), 0);
 	t_reset_offsets();
 	return cm;
+}
+
+struct callmodel *t_model(uint64_t grace_ns, size_t line_max, bool captured)
+{
+	return model(grace_ns, line_max, captured, 0);
+}
+
+struct callmodel *t_model_attached(uint64_t attach_ts)
+{
+	return model(0, 0, true, attach_ts);
 }
 
 void t_frame(struct callmodel *cm, enum chan_dir dir, uint64_t off, const char *data, size_t len,

@@ -15,6 +15,8 @@
 /* A model whose header names the server T_SERVER/T_PSTART, HOME /home/u; stdio "off" when
  * captured is false. grace_ns 0 = default; line_max 0 = default. */
 struct callmodel *t_model(uint64_t grace_ns, size_t line_max, bool captured);
+/* The same, of an attached server (--pid) whose recording began at attach_ts (not 0). */
+struct callmodel *t_model_attached(uint64_t attach_ts);
 
 /* One StdioFrame: dir CHAN_IN/CHAN_OUT, at offset, with chunk index. */
 void t_frame(struct callmodel *cm, enum chan_dir dir, uint64_t off, const char *data, size_t len,

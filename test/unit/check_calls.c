@@ -211,6 +211,45 @@ START_TEST(ids)
 }
 END_TEST
 
+/* Attached: a response without a request is a call of its own, from the start of the trace,
+ * once per id never seen as a request; a second response stays a note; the checks are capped. */
+START_TEST(responses_before_the_attach)
+{
+	struct callmodel *cm = t_model_attached(1 * MS);
+	const struct call *c;
+	char line[96];
+
+	t_send(cm, CHAN_IN, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\"}\n", 2 * MS);
+	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n", 3 * MS);
+	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n", 4 * MS);
+	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n", 5 * MS);
+	t_send(cm, CHAN_OUT, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n", 6 * MS);
+	for (int i = 0; i < 300; i++) {
+		snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}\n",
+			 1000 + i);
+		t_send(cm, CHAN_OUT, line, (uint64_t)(7 + i) * MS);
+	}
+	ck_assert_int_eq(callmodel__resolve(cm), 0);
+	ck_assert_str_eq(call(cm, 1)->method, "a");
+	ck_assert_uint_eq(call(cm, 1)->end_ts, 4 * MS);
+	c = call(cm, 2);
+	ck_assert_str_eq(c->id, "7");
+	ck_assert_ptr_null(c->method);
+	ck_assert_uint_eq(c->incomplete, CI_BEFORE_ATTACH);
+	ck_assert_uint_eq(c->begin_ts, 1 * MS);
+	ck_assert_uint_eq(c->end_ts, 3 * MS);
+	ck_assert_int_eq(c->status, CALL_OK);
+	ck_assert_ptr_nonnull(t_note(cm, "response to id 5 without a pending request"));
+	ck_assert_ptr_nonnull(t_note(cm, "response to id 7 without a pending request"));
+	/* 3 of the 256 checks above; 253 of the 300 become calls, the rest notes */
+	ck_assert_uint_eq(n_calls(cm), 2 + 253);
+	ck_assert_str_eq(call(cm, 255)->id, "1252");
+	ck_assert_ptr_nonnull(t_note(cm, "response to id 1253 without a pending request"));
+	ck_assert_uint_eq(callset__session(callmodel__calls(cm))->first_request_ts, 1 * MS);
+	callmodel__free(cm);
+}
+END_TEST
+
 START_TEST(server_requests)
 {
 	struct callmodel *cm = t_model(0, 0, true);
@@ -621,6 +660,7 @@ Suite *calls_suite(void)
 	tcase_add_test(core, batch);
 	tcase_add_test(core, ids);
 	tcase_add_test(core, server_requests);
+	tcase_add_test(core, responses_before_the_attach);
 	tcase_add_test(core, cancellation);
 	tcase_add_test(core, tasks);
 	tcase_add_test(core, eras);
