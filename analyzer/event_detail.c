@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "abi_names.h"
 #include "event.h"
 #include "events.h"
 
@@ -98,10 +99,13 @@ static const char *describe_target(void *ctx)
 	case MCPT__OP__OP_FORK:
 		put_namespaces(buf, cap, (uint64_t)a[3]);
 		break;
-	case MCPT__OP__OP_FOREIGN_ABI:
-		snprintf(buf, cap, "syscall %lld of the %s ABI, not recorded", (long long)a[0],
-			 abi_name(a[1]));
+	case MCPT__OP__OP_FOREIGN_ABI: {
+		const char *name = abi_syscall_name(a[1], a[0]);
+
+		snprintf(buf, cap, "syscall %lld%s%s%s of the %s ABI, not recorded", (long long)a[0],
+			 name ? " (" : "", name ? name : "", name ? ")" : "", abi_name(a[1]));
 		break;
+	}
 	default:
 		return NULL;
 	}

@@ -425,15 +425,15 @@ class CollectorCli(mwtest.E2ETestCase):
         self.assertEqual((got["getpid"], got["getpid2"]),
                          (got["pid"],) * 2 if x32_here else (-errno.ENOSYS,) * 2)
         self.assertEqual(foreign, [(got["pid"], 39, 2), (got["pid"], 257, 2)])
-        self.assertEqual(found, [("high", "syscall 257 of the x32 ABI, not recorded"),
-                                 ("high", "syscall 39 of the x32 ABI, not recorded")])
+        self.assertEqual(found, [("high", "syscall 257 (openat) of the x32 ABI, not recorded"),
+                                 ("high", "syscall 39 (getpid) of the x32 ABI, not recorded")])
 
     def test_an_attached_process_is_recorded_making_i386_syscalls(self):
         self.need_i386_entry()
         got, foreign, found = self.attached_foreign("int80")
         self.assertEqual(got["ret"], got["pid"])  # getpid through int $0x80
         self.assertEqual(foreign, [(got["pid"], 20, 1)])
-        self.assertEqual(found, [("high", "syscall 20 of the i386 ABI, not recorded")])
+        self.assertEqual(found, [("high", "syscall 20 (getpid) of the i386 ABI, not recorded")])
 
     def test_option_errors_name_the_bad_option(self):
         for args, want in ((["-o", "t", "-vZq", "--", "true"], "unknown option '-Z'"),

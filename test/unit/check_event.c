@@ -279,6 +279,8 @@ START_TEST(target_details)
 	const int64_t pidfd_none[] = {4, 2}, getfd[] = {4, 7, 0, 321};
 	const int64_t fork_ns[] = {10, 10, 1, 0x10000000 | 0x20000 | 17}, fork_none[] = {10, 10, 1, 17};
 	const int64_t x32[] = {39, MW_ABI_X32}, i386[] = {11, MW_ABI_I386};
+	const int64_t x32_own[] = {512, MW_ABI_X32}, x32_gap[] = {13, MW_ABI_X32};
+	const int64_t i386_none[] = {1000, MW_ABI_I386}, abi_odd[] = {11, 0x100000001ll};
 	Mcpt__Event e = MCPT__EVENT__INIT;
 	struct ev_view v;
 
@@ -301,9 +303,17 @@ START_TEST(target_details)
 			 "namespaces prepared by an earlier unshare");
 	ck_assert_ptr_null(detail_of(MW_OP_FORK, 0, fork_ns, 4)); /* the kernel's view decides */
 	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32, 2),
-			 "syscall 39 of the x32 ABI, not recorded");
+			 "syscall 39 (getpid) of the x32 ABI, not recorded");
 	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, i386, 2),
-			 "syscall 11 of the i386 ABI, not recorded");
+			 "syscall 11 (execve) of the i386 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32_own, 2),
+			 "syscall 512 (rt_sigaction) of the x32 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32_gap, 2), /* 64-bit only: no x32 call */
+			 "syscall 13 of the x32 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, i386_none, 2),
+			 "syscall 1000 of the i386 ABI, not recorded");
+	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, abi_odd, 2),
+			 "syscall 11 of the unknown ABI, not recorded");
 	ck_assert_str_eq(detail_of(MW_OP_FOREIGN_ABI, 0, x32, 1), /* a record without its ABI */
 			 "syscall 39 of the unknown ABI, not recorded");
 	ck_assert_ptr_null(detail_of(MW_OP_PTRACE, 0, kill_pid, 2));
