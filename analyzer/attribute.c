@@ -26,6 +26,7 @@ struct callmodel {
 	struct winidx *wi;
 	bool captured;
 	bool has_header;
+	bool attached; /* --pid, --pgid: the server started before the trace, so no startup */
 	uint64_t shutdown_ts;
 	uint64_t eof_ts; /* end-of-file on the server's stdin (0: not recorded) */
 	uint64_t first_begin;
@@ -118,6 +119,11 @@ bool callmodel__channel_captured(const struct callmodel *cm)
 	return cm->captured;
 }
 
+bool callmodel__attached(const struct callmodel *cm)
+{
+	return cm->attached;
+}
+
 uint64_t callmodel__shutdown_ts(const struct callmodel *cm)
 {
 	return cm->shutdown_ts;
@@ -148,7 +154,8 @@ int callmodel__header(struct callmodel *cm, const Mcpt__Header *h)
 	if (h && h->collector && h->collector->stdio_capture)
 		cm->captured = strcmp(h->collector->stdio_capture, "off") != 0;
 	err = ensure(cm, home);
-	if (!err && t && t->attached) /* the recording began at the header's clock sample */
+	cm->attached = t && t->attached;
+	if (!err && cm->attached) /* the recording began at the header's clock sample */
 		callset__attached(cm->cs, h->clock ? h->clock->boottime_before_ns : 0);
 	if (!err && t)
 		err = procbind__set_target(cm->pb, t->pid, t->pstart);
@@ -329,13 +336,20 @@ static uint64_t order_of_bucket(const struct callmodel *cm, uint64_t ts)
 	return w ? 2 * (uint64_t)w->call + 1 : 1;
 }
 
+/* Before the first request: the server's startup, or (attached: it started before the trace)
+ * between calls, as everything else outside them. */
+static enum attr_bucket before_first_request(const struct callmodel *cm)
+{
+	return cm->attached ? BUCKET_AMBIENT : BUCKET_STARTUP;
+}
+
 static void bucket(const struct callmodel *cm, const struct ev_view *v, struct attribution *a)
 {
 	a->rule = ATTR_BUCKET;
 	if (cm->shutdown_ts && v->ts >= cm->shutdown_ts)
 		a->bucket = BUCKET_SHUTDOWN;
 	else if (v->ts < cm->first_begin)
-		a->bucket = BUCKET_STARTUP;
+		a->bucket = before_first_request(cm);
 	else
 		a->bucket = BUCKET_AMBIENT;
 	a->order = order_of_bucket(cm, v->ts);
@@ -388,7 +402,7 @@ void callmodel__attribution(const struct callmodel *cm, const struct ev_view *v,
 	memset(a, 0, sizeof(*a));
 	if (!cm->wi) {
 		a->rule = ATTR_BUCKET;
-		a->bucket = BUCKET_STARTUP;
+		a->bucket = before_first_request(cm);
 		a->order = 1;
 		return;
 	}

@@ -106,6 +106,8 @@ struct callset *callmodel__calls(const struct callmodel *cm);
 const struct procbind *callmodel__procs(const struct callmodel *cm);
 const struct markset *callmodel__marks(const struct callmodel *cm);
 bool callmodel__channel_captured(const struct callmodel *cm);
+/* A trace of an attached server (--pid, --pgid): it has no startup bucket. */
+bool callmodel__attached(const struct callmodel *cm);
 uint64_t callmodel__shutdown_ts(const struct callmodel *cm); /* 0: none */
 
 const char *attr_rule_name(enum attr_rule r);

@@ -205,7 +205,8 @@ static void text_window(struct strbuf *sb, const struct call *c)
 	strbuf_printf(sb, "  window: %s -> %s (%.3f ms, ended by %s), ", b, e,
 		      (double)(c->end_ts - c->begin_ts) / 1e6, how[c->end_how]);
 	if (c->incomplete & CI_BEFORE_ATTACH)
-		strbuf_puts(sb, "from the start of the trace: the request came before the attach\n");
+		strbuf_puts(sb,
+			    "from the start of the trace: the request came before the attach\n");
 	else
 		strbuf_printf(sb, "request at stream offset %llu, record %llu\n",
 			      (unsigned long long)c->offset, (unsigned long long)c->begin_record);
@@ -289,7 +290,10 @@ static int report_calls_text_of(FILE *out, const struct calls_view *v)
 	int err;
 
 	text_head(&sb, v);
-	strbuf_puts(&sb, "== startup (before the first request) ==\n");
+	strbuf_puts(&sb, callmodel__attached(v->cm)
+				 ? "== startup (none: the server was attached to, its start not "
+				   "recorded) ==\n"
+				 : "== startup (before the first request) ==\n");
 	text_effects(&sb, callsum__bucket(v->sum, BUCKET_STARTUP));
 	strbuf_putc(&sb, '\n');
 	for (size_t i = 1; (c = callset__get(cs, i)); i++)

@@ -134,6 +134,13 @@ class Attach(mwtest.E2ETestCase):
         heads = [ln for ln in c.stdout.splitlines() if ln.split(":")[0] in ("client", "protocol")]
         self.assertEqual(heads, ["client: unknown (no clientInfo on the channel since the attach)",
                                  "protocol: unknown (no handshake since the attach)"])
+        # and no startup: the server started before the trace; what it did is between calls
+        self.assertIn("== startup (none: the server was attached to, its start not recorded) ==\n"
+                      "  (no events)\n", c.stdout)
+        cj = json.loads(mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey",
+                                    self.keys.public, "--json"]).stdout)
+        self.assertEqual([g for g in ("files", "network", "processes") if cj["startup"][g]], [])
+        self.assertIn("attach.existing.f", json.dumps(cj["ambient"]["files"]))
 
     def wait_blocked(self, existing, got):
         deadline = time.monotonic() + 60  # a guard against hanging, not a timed assertion
