@@ -827,6 +827,58 @@ START_TEST(entry_records)
 }
 END_TEST
 
+/* An attached server's child made a syscall of the x32 ABI (a foreign_abi record, made at
+ * entry by the collector's foreign-ABI recorder): dump shows no result, the default policy
+ * reports it high with its name, calls lists it. */
+static void foreign_abi_events(struct synth *s)
+{
+	Mcpt__Event e = MCPT__EVENT__INIT;
+	int64_t args[2] = {39, MW_ABI_X32};
+
+	synth_fork(s, SYNTH_PID, SYNTH_PSTART, 101, 2000);
+	e.op = MCPT__OP__OP_FOREIGN_ABI;
+	e.pid = e.tid = 101;
+	e.pstart = 2000;
+	e.args = args;
+	e.n_args = 2;
+	synth_event(s, &e);
+	synth_exit(s, 101, 2000, 0);
+}
+
+START_TEST(foreign_abi_record)
+{
+	struct cli_result r;
+	json_t *doc, *fs;
+
+	make_trace(&S, "f.mcpt", foreign_abi_events);
+	r = cli_run(NULL, "dump", S.path, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_msg(strstr(r.out, " 101/101 foreign_abi args=39,2 seq="), "%s", r.out);
+	cli_result_free(&r);
+
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	ck_assert_int_eq(r.code, 0);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	fs = json_object_get(doc, "findings");
+	ck_assert_int_eq(json_array_size(fs), 1);
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "rule"), "evasion.foreign-abi");
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "severity"), "high");
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "message"),
+			 "syscall 39 (getpid) of the x32 ABI, not recorded");
+	ck_assert_str_eq(jstr(json_array_get(fs, 0), "evidence.result"), "pending");
+	json_decref(doc);
+	cli_result_free(&r);
+
+	r = cli_run(NULL, "calls", S.path, "--pubkey", S.pub, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_msg(strstr(r.out, "    foreign_abi: syscall 39 (getpid) of the x32 ABI, not "
+				    "recorded [bucket] pid 101 record "),
+		      "%s", r.out);
+	cli_result_free(&r);
+}
+END_TEST
+
 START_TEST(keygen)
 {
 	struct cli_result r;
@@ -912,6 +964,7 @@ Suite *analyze_suite(void)
 	tcase_add_test(fnd, deterministic);
 	tcase_add_test(fnd, fail_on);
 	tcase_add_test(fnd, entry_records);
+	tcase_add_test(fnd, foreign_abi_record);
 	tcase_add_test(fnd, default_rules);
 	tcase_add_test(fnd, set_variables);
 	tcase_add_test(bad, tampered);
