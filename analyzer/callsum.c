@@ -122,7 +122,8 @@ static void describe(struct strbuf *sb, const struct ev_view *v)
 		strbuf_printf(sb, " child %u", v->child_pid);
 		return;
 	case MCPT__OP__OP_EXIT:
-		strbuf_printf(sb, " status %lld", (long long)v->exit_status);
+		strbuf_putc(sb, ' ');
+		event_format_exit(sb, v->exit_status);
 		return;
 	case MCPT__OP__OP_FOREIGN_ABI: { /* "syscall N of the x32 ABI, not recorded" */
 		const char *d = v->describe ? v->describe(v->describe_ctx) : NULL;

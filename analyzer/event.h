@@ -217,4 +217,12 @@ int event_msg_kind_by_name(const char *name); /* -1 if unknown */
  * is the raw join; this is for display. */
 void event_format_argv(struct strbuf *sb, const struct ev_bytes *argv, bool quote);
 
+/* A process's end from its wait status (an exit record's): "code 1", "signal SIGTERM",
+ * "signal SIGSEGV, core dumped"; anything else as "status 0x...". */
+void event_format_exit(struct strbuf *sb, int64_t status);
+/* The code of an exit (-1 when killed), the name of the killing signal (NULL when it exited);
+ * "SIG34" for a number without a name. buf holds that name when needed. */
+int event_exit_code(int64_t status);
+const char *event_exit_signal(int64_t status, char *buf, size_t len);
+
 #endif /* MW_EVENT_H */

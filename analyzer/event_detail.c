@@ -1,10 +1,13 @@
 /*
  * event_detail.c - the one-line detail of records whose subject is another process, the
  * process's namespaces or a syscall not recorded: whom a signal or a pidfd call aims at, which
- * namespaces a fork made, which syscall of another ABI a process made.
+ * namespaces a fork made, which syscall of another ABI a process made; and how a process
+ * ended, from its wait status.
  * Made on demand (ev_view.describe), when a finding quotes {detail}.
  */
 #include <stdio.h>
+
+#include "strbuf.h"
 
 #include "abi_names.h"
 #include "event.h"
@@ -28,7 +31,7 @@ static const struct {
 	uint64_t bit;
 	const char *name;
 } ns_flags[] = {
-	{0x10000000, "user"}, {0x00020000, "mount"}, {0x20000000, "pid"},  {0x40000000, "net"},
+	{0x10000000, "user"}, {0x00020000, "mount"}, {0x20000000, "pid"},    {0x40000000, "net"},
 	{0x08000000, "ipc"},  {0x04000000, "uts"},   {0x02000000, "cgroup"}, {0x00000080, "time"},
 };
 
@@ -102,8 +105,9 @@ static const char *describe_target(void *ctx)
 	case MCPT__OP__OP_FOREIGN_ABI: {
 		const char *name = abi_syscall_name(a[1], a[0]);
 
-		snprintf(buf, cap, "syscall %lld%s%s%s of the %s ABI, not recorded", (long long)a[0],
-			 name ? " (" : "", name ? name : "", name ? ")" : "", abi_name(a[1]));
+		snprintf(buf, cap, "syscall %lld%s%s%s of the %s ABI, not recorded",
+			 (long long)a[0], name ? " (" : "", name ? name : "", name ? ")" : "",
+			 abi_name(a[1]));
 		break;
 	}
 	default:
@@ -116,4 +120,42 @@ void event_detail_set(struct ev_view *v)
 {
 	v->describe = describe_target;
 	v->describe_ctx = v;
+}
+
+/* Linux's signal numbers (x86 and the generic table alike for these). */
+static const char *const signal_names[] = {
+	NULL,	     "SIGHUP",	"SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+	"SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+	"SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+	"SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS",
+};
+
+int event_exit_code(int64_t status)
+{
+	return (status & 0x7f) == 0 ? (int)((status >> 8) & 0xff) : -1;
+}
+
+const char *event_exit_signal(int64_t status, char *buf, size_t len)
+{
+	int sig = (int)(status & 0x7f);
+
+	if (sig == 0 || sig == 0x7f) /* exited, or stopped (never an exit record's) */
+		return NULL;
+	if ((size_t)sig < sizeof(signal_names) / sizeof(signal_names[0]))
+		return signal_names[sig];
+	snprintf(buf, len, "SIG%d", sig);
+	return buf;
+}
+
+void event_format_exit(struct strbuf *sb, int64_t status)
+{
+	char buf[16];
+	const char *sig = event_exit_signal(status, buf, sizeof(buf));
+
+	if (status < 0 || status > 0xffff || (status & 0x7f) == 0x7f)
+		strbuf_printf(sb, "status 0x%llx", (unsigned long long)status);
+	else if (!sig)
+		strbuf_printf(sb, "code %d", event_exit_code(status));
+	else
+		strbuf_printf(sb, "signal %s%s", sig, (status & 0x80) ? ", core dumped" : "");
 }

@@ -116,10 +116,12 @@ static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 		strbuf_escape(sb, (const uint8_t *)p->matched, strlen(p->matched), ESC_QUOTE);
 		strbuf_puts(sb, "\")");
 	}
-	if (p->exited)
-		strbuf_printf(sb, ", exit status %lld", (long long)p->exit_status);
-	else if (p->alive_at_end)
+	if (p->exited) {
+		strbuf_puts(sb, ", exit ");
+		event_format_exit(sb, p->exit_status);
+	} else if (p->alive_at_end) {
 		strbuf_puts(sb, ", still running when recording stopped");
+	}
 	strbuf_putc(sb, '\n');
 }
 
@@ -357,10 +359,21 @@ static void proc_write(struct jsonw *w, const struct pb_proc *p)
 		jsonw_bytes(w, "matched", (const uint8_t *)p->matched, strlen(p->matched));
 	else
 		jsonw_null(w, "matched");
-	if (p->exited)
-		jsonw_int(w, "exit_status", p->exit_status);
-	else
+	if (p->exited) {
+		char buf[16];
+		const char *sig = event_exit_signal(p->exit_status, buf, sizeof(buf));
+
+		jsonw_int(w, "exit_status", p->exit_status); /* the wait status, raw */
+		if (sig)
+			jsonw_null(w, "exit_code");
+		else
+			jsonw_int(w, "exit_code", event_exit_code(p->exit_status));
+		jsonw_str(w, "exit_signal", sig);
+	} else {
 		jsonw_null(w, "exit_status");
+		jsonw_null(w, "exit_code");
+		jsonw_null(w, "exit_signal");
+	}
 	jsonw_bool(w, "still_running", !p->exited && p->alive_at_end);
 	jsonw_close(w);
 }

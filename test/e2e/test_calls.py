@@ -278,8 +278,9 @@ class Calls(mwtest.E2ETestCase):
         # lineage; the later read_file's own read of /etc/hostname is the later call's
         self.assertEqual([e["rules"] for e in find_effect(before, "files", "/etc/hostname")],
                          [["window"]])
-        self.assertTrue([p for p in before["processes"] if p["binding"] == "lineage"],
-                        before["processes"])
+        self.assertEqual([(p["binding"], p["exit_code"], p["exit_signal"])
+                          for p in before["processes"]],
+                         [("lineage", 0, None)] * 2)  # the shell and its cat
         self.assertEqual([e["rules"] for e in find_effect(later, "files", "/etc/hostname")],
                          [["window"]])
         self.assertFalse(cj["startup"]["files"], cj["startup"])

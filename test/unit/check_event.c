@@ -5,10 +5,12 @@
  * addresses, and records that lack the arguments they should carry.
  */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "event.h"
 #include "events.h"
+#include "strbuf.h"
 
 static ProtobufCBinaryData bin(const char *s, size_t n)
 {
@@ -335,6 +337,40 @@ START_TEST(target_details)
 }
 END_TEST
 
+/* How a process ended, from the wait status an exit record carries. */
+static const char *exit_text(int64_t status)
+{
+	static char out[64];
+	struct strbuf sb = STRBUF_INIT;
+
+	event_format_exit(&sb, status);
+	ck_assert_ptr_nonnull(strbuf_str(&sb));
+	snprintf(out, sizeof(out), "%s", strbuf_str(&sb));
+	strbuf_fini(&sb);
+	return out;
+}
+
+START_TEST(exit_statuses)
+{
+	char buf[16];
+
+	ck_assert_str_eq(exit_text(0), "code 0");
+	ck_assert_str_eq(exit_text(256), "code 1");
+	ck_assert_str_eq(exit_text(126 << 8), "code 126");
+	ck_assert_str_eq(exit_text(15), "signal SIGTERM");
+	ck_assert_str_eq(exit_text(31), "signal SIGSYS"); /* the collector's seccomp filter */
+	ck_assert_str_eq(exit_text(11 | 0x80), "signal SIGSEGV, core dumped");
+	ck_assert_str_eq(exit_text(34), "signal SIG34");
+	ck_assert_str_eq(exit_text(0x137f), "status 0x137f"); /* stopped: never an exit's */
+	ck_assert_str_eq(exit_text(0x10000), "status 0x10000");
+	ck_assert_str_eq(exit_text(-1), "status 0xffffffffffffffff");
+	ck_assert_int_eq(event_exit_code(3 << 8), 3);
+	ck_assert_int_eq(event_exit_code(9), -1);
+	ck_assert_ptr_null(event_exit_signal(3 << 8, buf, sizeof(buf)));
+	ck_assert_str_eq(event_exit_signal(9, buf, sizeof(buf)), "SIGKILL");
+}
+END_TEST
+
 START_TEST(normalize_path)
 {
 	static const char *const cases[][2] = {
@@ -422,6 +458,7 @@ Suite *event_suite(void)
 	tcase_add_test(tc, open_variants_and_sockets);
 	tcase_add_test(tc, unknown_op);
 	tcase_add_test(tc, target_details);
+	tcase_add_test(tc, exit_statuses);
 	tcase_add_test(tc, normalize_path);
 	tcase_add_test(tc, normalize_path_exhaustive);
 	suite_add_tcase(s, tc);
