@@ -224,5 +224,7 @@ void event_format_exit(struct strbuf *sb, int64_t status);
  * "SIG34" for a number without a name. buf holds that name when needed. */
 int event_exit_code(int64_t status);
 const char *event_exit_signal(int64_t status, char *buf, size_t len);
+/* A signal's number from its name ("SIGSYS") or its decimal number (1..64); -1 if neither. */
+int event_signal_by_name(const char *name);
 
 #endif /* MW_EVENT_H */

@@ -6,6 +6,8 @@
  * Made on demand (ev_view.describe), when a finding quotes {detail}.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "strbuf.h"
 
@@ -129,6 +131,20 @@ static const char *const signal_names[] = {
 	"SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
 	"SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS",
 };
+
+int event_signal_by_name(const char *name)
+{
+	char *end;
+	long n;
+
+	for (size_t i = 1; i < sizeof(signal_names) / sizeof(signal_names[0]); i++)
+		if (!strcmp(signal_names[i], name))
+			return (int)i;
+	if (*name < '1' || *name > '9')
+		return -1;
+	n = strtol(name, &end, 10);
+	return *end || n > 64 ? -1 : (int)n;
+}
 
 int event_exit_code(int64_t status)
 {

@@ -247,6 +247,13 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return match_int(t, (ev->flags & MW_F_FOREIGN) != 0);
 	case F_NEW_NAMESPACES:
 		return ev->op == MCPT__OP__OP_FORK && match_int(t, (ev->flags & MW_F_NEWNS) != 0);
+	case F_EXIT_CODE: /* how a process ended: its group's exit record only */
+		return ev->op == MCPT__OP__OP_EXIT && ev->group_dead &&
+		       event_exit_code(ev->exit_status) >= 0 &&
+		       match_int(t, event_exit_code(ev->exit_status));
+	case F_EXIT_SIGNAL:
+		return ev->op == MCPT__OP__OP_EXIT && ev->group_dead &&
+		       event_exit_code(ev->exit_status) < 0 && match_int(t, ev->exit_status & 0x7f);
 	case F_DIFFERS:
 		return match_int(t, event_differs(ev));
 	case F_TARGET:

@@ -58,6 +58,8 @@ static const struct field_desc fields[] = {
 	{"foreign", F_FOREIGN, VK_BOOL, FAMS_EVENTS},
 	{"new_namespaces", F_NEW_NAMESPACES, VK_BOOL, FAM_BIT(FAM_PROCESS)},
 	{"socket_path", F_SOCKET_PATH, VK_GLOB_PATH, FAMS_NET},
+	{"exit_code", F_EXIT_CODE, VK_INT, FAM_BIT(FAM_PROCESS)},
+	{"exit_signal", F_EXIT_SIGNAL, VK_SIGNAL, FAM_BIT(FAM_PROCESS)},
 };
 
 static const char *const af_names[] = {
@@ -75,7 +77,7 @@ static const char *const key_names[] = {
 	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
 	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
 	"direction",  "kind",	      "target",	      "exec_bits", "foreign",	 "new_namespaces",
-	"socket_path", NULL,
+	"socket_path", "exit_code",	"exit_signal", NULL,
 };
 
 const char *const *field_key_names(void)
@@ -346,6 +348,10 @@ static void compile_scalar(struct fcomp *fc, const struct pol_value *pv, struct 
 		if ((v = event_msg_kind_by_name(pv->str)) < 0)
 			value_error(fc, pv,
 				    "unknown message kind (request, response, notification, other)");
+		break;
+	case VK_SIGNAL:
+		if ((v = event_signal_by_name(pv->str)) < 0)
+			value_error(fc, pv, "unknown signal (a name such as SIGSYS, or 1..64)");
 		break;
 	case VK_BUCKET:
 		if ((v = attr_bucket_by_name(pv->str)) < 0)

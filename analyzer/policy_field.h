@@ -28,6 +28,7 @@ enum vkind {
 	VK_DEV,	     /* "MAJOR:MINOR" */
 	VK_DIRECTION, /* in, out */
 	VK_MSGKIND,   /* request, response, notification, other */
+	VK_SIGNAL,    /* a signal name (SIGSYS) or number (31) */
 };
 
 enum field_id {
@@ -70,6 +71,8 @@ enum field_id {
 	F_FOREIGN,
 	F_NEW_NAMESPACES,
 	F_SOCKET_PATH,
+	F_EXIT_CODE,
+	F_EXIT_SIGNAL,
 };
 
 /* Families of subjects that can carry a field (bit 1 << enum ev_family): a test of a field the

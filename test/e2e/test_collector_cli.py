@@ -358,6 +358,14 @@ class CollectorCli(mwtest.E2ETestCase):
         step_pids = [e["pid"] for e in rec.events if e["op"] == "exit" and e["args"][0] == 31]
         self.assertEqual(len(step_pids), 1, rec.result.stderr)
         self.assertEqual([e["op"] for e in rec.of(step_pids[0]) if e["op"] != "exit"], [])
+        # the default policy makes that death a finding: the process, killed by SIGSYS
+        found = [(f["rule"], f["severity"], f["message"], f["process"]["pid"])
+                 for f in mwtest.analyze_json(rec.trace, self.keys)["findings"]
+                 if f["category"] == "evasion"]
+        self.assertEqual(found, [("evasion.killed-by-seccomp", "medium",
+                                  "%s killed by SIGSYS" % rec.trigger, step_pids[0])])
+        calls = mwtest.run([mwtest.ANALYZER, "calls", rec.trace, "--pubkey", self.keys.public])
+        self.assertIn("    exit signal SIGSYS [bucket] pid %d record " % step_pids[0], calls.stdout)
 
     def test_a_foreign_abi_syscall_kills_the_server_instead_of_escaping(self):
         """An i386 syscall (int $0x80) would be read by the dispatchers as the x86-64 call of

@@ -31,6 +31,11 @@ static const struct bad bad_policies[] = {
 	{RULE("{kind: reply}"), "p.yaml:7:21: unknown message kind (request, response, "
 				"notification, other): \"reply\""},
 	{RULE("{differs: [true]}"), "p.yaml:7:24: \"differs\" takes one value (true or false)"},
+	{RULE("{exit_signal: SIGNOPE}"), "p.yaml:7:28: unknown signal (a name such as SIGSYS, or "
+					 "1..64): \"SIGNOPE\""},
+	{RULE("{exit_signal: 65}"), "p.yaml:7:28: unknown signal (a name such as SIGSYS, or "
+				    "1..64): \"65\""},
+	{RULE("{exit_code: x}"), "p.yaml:7:26: bad number or range (\"N\" or \"LO-HI\"): \"x\""},
 	{HDR "macros:\n  m: {condition: {op: exec}, override: append}\n",
 	 "p.yaml:3:40: override of macro \"m\", which no earlier file defines"},
 	{HDR "macros:\n  m: {op: exec}\n  m: {op: exit}\n",
@@ -245,6 +250,38 @@ START_TEST(eval_differs_and_flags)
 	/* NEWNS counts on a fork record only */
 	ck_assert(!holds(p, as_op(&x, MCPT__OP__OP_KILL, MW_F_NEWNS)));
 	policy__free(p);
+
+	/* exit_code, exit_signal: how a process ended, on its group's exit record only */
+	{
+		int64_t killed[2] = {31, 1}, code[2] = {3 << 8, 1}, thread[2] = {31, 0};
+
+		p = compile_cond("", "{exit_signal: [SIGSYS, 9]}");
+		x.e = (Mcpt__Event)MCPT__EVENT__INIT;
+		x.e.op = MCPT__OP__OP_EXIT;
+		x.e.args = killed;
+		x.e.n_args = 2;
+		event_decode(&x.v, &x.e);
+		ck_assert(holds(p, &x));
+		killed[0] = 9 | 0x80; /* SIGKILL, core flag set */
+		event_decode(&x.v, &x.e);
+		ck_assert(holds(p, &x));
+		x.e.args = thread; /* a thread's end, not the process's */
+		event_decode(&x.v, &x.e);
+		ck_assert(!holds(p, &x));
+		x.e.args = code;
+		event_decode(&x.v, &x.e);
+		ck_assert(!holds(p, &x));
+		policy__free(p);
+		p = compile_cond("", "{exit_code: 1-127}");
+		ck_assert(holds(p, &x));
+		code[0] = 0;
+		event_decode(&x.v, &x.e);
+		ck_assert(!holds(p, &x));
+		x.e.args = killed; /* killed: no code */
+		event_decode(&x.v, &x.e);
+		ck_assert(!holds(p, &x));
+		policy__free(p);
+	}
 
 	p = compile_cond("", "{dev: \"259:3\", ino: 4242}");
 	ev_open(&x, "/x", NULL, 0, 3);
