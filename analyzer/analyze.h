@@ -130,6 +130,9 @@ struct json_t *report_finding_json(const struct analysis *a, const struct findin
  * attribution of a finding: "call 17 ... by window", "ambiguous: ...", "ambient". */
 struct strbuf;
 void callinfo_name(struct strbuf *sb, const struct call *c);
+/* The call's method, or what stands for it: "(marked)" (known from marks only), "(method
+ * unknown)" (its request came before an attach). */
+const char *callinfo_method(const struct call *c);
 void callinfo_attr(struct strbuf *sb, const struct callset *cs, const struct attribution *a,
 		   const char *matched);
 /* {"index", "id", "method", "tool", "arguments_digest", ...} of a call; NULL on ENOMEM. */

@@ -12,16 +12,20 @@
 #include "strbuf.h"
 #include "traceinfo.h"
 
+const char *callinfo_method(const struct call *c)
+{
+	if (c->method)
+		return c->method;
+	return (c->incomplete & CI_BEFORE_ATTACH) ? "(method unknown)" : "(marked)";
+}
+
 void callinfo_name(struct strbuf *sb, const struct call *c)
 {
 	if (!c) {
 		strbuf_puts(sb, "call ?");
 		return;
 	}
-	strbuf_printf(sb, "call %zu %s", c->index,
-		      c->method ? c->method
-		      : (c->incomplete & CI_BEFORE_ATTACH) ? "(method unknown)"
-							: "(marked)");
+	strbuf_printf(sb, "call %zu %s", c->index, callinfo_method(c));
 	if (c->tool)
 		strbuf_printf(sb, " %s", c->tool);
 	if (c->id)

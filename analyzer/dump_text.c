@@ -151,10 +151,10 @@ static void event_result(struct strbuf *sb, const struct ev_view *v)
 		strbuf_puts(sb, " entry");
 	else if (v->flags & MW_F_UNFINISHED)
 		strbuf_puts(sb, " unfinished");
-	else if (v->op == MCPT__OP__OP_FOREIGN_ABI)
-		return; /* made at entry, by no handler: no result */
-	else if (v->result == RES_PENDING) /* a non-blocking connect under way */
+	else if (v->result == RES_PENDING && v->ret) /* a non-blocking connect under way */
 		strbuf_printf(sb, " ret=%lld EINPROGRESS", (long long)v->ret);
+	else if (v->result == RES_PENDING)
+		return; /* a record without a result (foreign_abi: made at entry) */
 	else if (v->result == RES_FAILURE)
 		strbuf_printf(sb, " ret=%lld %s", (long long)v->ret,
 			      event_errno_name(v->err, e, sizeof(e)));

@@ -186,6 +186,18 @@ static bool match_ancestors(const struct field_test *t, const struct eval_subjec
 	return false;
 }
 
+/* exit_code, exit_signal: how a process ended, on its group's exit record only. */
+static bool match_exit(const struct field_test *t, const struct ev_view *ev)
+{
+	int code = event_exit_code(ev->exit_status);
+
+	if (ev->op != MCPT__OP__OP_EXIT || !ev->group_dead)
+		return false;
+	if (t->f->id == F_EXIT_CODE)
+		return code >= 0 && match_int(t, code);
+	return code < 0 && match_int(t, ev->exit_status & 0x7f);
+}
+
 static bool match_dns(const struct field_test *t, const struct eval_subject *s)
 {
 	const struct dns_query *q = event_dns(s->ev);
@@ -247,13 +259,9 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 		return match_int(t, (ev->flags & MW_F_FOREIGN) != 0);
 	case F_NEW_NAMESPACES:
 		return ev->op == MCPT__OP__OP_FORK && match_int(t, (ev->flags & MW_F_NEWNS) != 0);
-	case F_EXIT_CODE: /* how a process ended: its group's exit record only */
-		return ev->op == MCPT__OP__OP_EXIT && ev->group_dead &&
-		       event_exit_code(ev->exit_status) >= 0 &&
-		       match_int(t, event_exit_code(ev->exit_status));
+	case F_EXIT_CODE:
 	case F_EXIT_SIGNAL:
-		return ev->op == MCPT__OP__OP_EXIT && ev->group_dead &&
-		       event_exit_code(ev->exit_status) < 0 && match_int(t, ev->exit_status & 0x7f);
+		return match_exit(t, ev);
 	case F_DIFFERS:
 		return match_int(t, event_differs(ev));
 	case F_TARGET:

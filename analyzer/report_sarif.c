@@ -207,10 +207,7 @@ static json_t *call_location(const struct call *c)
 
 	callinfo_name(&sb, c);
 	o = strbuf_str(&sb) ? json_pack("{s:s,s:s,s:s,s:o}", "name",
-					c->tool	    ? c->tool
-					: c->method			     ? c->method
-					: (c->incomplete & CI_BEFORE_ATTACH) ? "(method unknown)"
-									     : "(marked)",
+					c->tool ? c->tool : callinfo_method(c),
 					"fullyQualifiedName", strbuf_str(&sb), "kind", "function",
 					"properties", callinfo_ref_json(c))
 			    : NULL;

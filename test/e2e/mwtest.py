@@ -132,6 +132,16 @@ def record(trace, keys, command, user="nobody", extra=(), env=None, cwd=None, ti
                           text=True, timeout=timeout, env=env, cwd=cwd, stdin=stdin)
 
 
+def wait_attached(collector):
+    """Reads a collector's stderr (run with -v, text mode) until it says it attached: the
+    recording runs from there on. AssertionError when it ends first."""
+    for line in collector.stderr:
+        if "attached to" in line:
+            return
+    raise AssertionError("the collector ended before attaching: rc %s"
+                         % collector.wait(timeout=60))
+
+
 def verify(trace, keys):
     return run([ANALYZER, "verify", trace, "--pubkey", keys.public])
 

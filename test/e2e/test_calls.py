@@ -251,11 +251,7 @@ class Calls(mwtest.E2ETestCase):
                                 text=True)
         self.addCleanup(lambda: coll.poll() is None and (coll.kill(), coll.wait()))
         self.addCleanup(coll.stderr.close)
-        for line in coll.stderr:
-            if "attached to" in line:
-                break
-        else:
-            self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+        mwtest.wait_attached(coll)
         with open(gate, "wb") as g:  # opens the gate: the work goes on, recorded
             g.write(b"go")
         self.assertEqual(s.wait([wid])[wid]["content"][0]["text"], "worked")

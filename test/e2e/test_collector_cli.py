@@ -395,11 +395,7 @@ class CollectorCli(mwtest.E2ETestCase):
                         stdin=subprocess.PIPE, cwd=d)
         coll = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pid",
                            str(sh.pid), "--linger", "0", "-v"])
-        for line in coll.stderr:
-            if "attached to" in line:
-                break
-        else:
-            self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+        mwtest.wait_attached(coll)
         sh.stdin.write("go\n")
         sh.stdin.close()
         out = [json.loads(ln) for ln in sh.stdout.read().splitlines()]

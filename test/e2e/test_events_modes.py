@@ -78,11 +78,7 @@ class Attach(mwtest.E2ETestCase):
         self.addCleanup(busy.stop)
         coll = self.start([mwtest.COLLECT, "-o", self.trace, "-k", self.keys.secret,
                            "--pid", str(hold), "-v"], stderr=subprocess.PIPE)
-        while True:  # recording from here on
-            line = coll.stderr.readline()
-            self.assertTrue(line, "the collector ended before attaching")
-            if "attached to" in line:
-                break
+        mwtest.wait_attached(coll)  # recording from here on
         target.stdin.write("go\n")
         target.stdin.flush()
         got = self.read_lines(target.stdout, ["hold.existing.go", "hold.accept", "hold.fifo",
