@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "hugepages.h"
 #include "log.h"
 #include "probe.h"
 
@@ -100,5 +101,6 @@ int main(int argc, char **argv)
 		cmd_print_usage(stderr);
 		return MW_EXIT_USAGE;
 	}
+	hugepages_reexec(argv, argc - optind, argv + optind);
 	return close_stdout(cmd_select(cmds, argc - optind, argv + optind, ""));
 }

@@ -107,7 +107,11 @@ def log(*a):
 
 
 # The rows of the analyzer section, in the order it runs them.
-ANALYZER_ROWS = ("verify", "dump", "dump-json", "analyze", "an-json", "an-sarif", "calls-json")
+ANALYZER_ROWS = ("verify", "dump", "dump-json", "analyze", "analyze-4k", "an-json", "an-sarif",
+                 "calls-json")
+# analyze-4k: analyze with GLIBC_TUNABLES set empty, so that it runs in 4 KiB pages where the
+# host's THP mode is "madvise" (analyzer/hugepages.c), for the difference huge pages make.
+NO_TUNABLES = dict(os.environ, GLIBC_TUNABLES="")
 
 
 class Bench:
@@ -649,8 +653,9 @@ class Bench:
         rows = []
         print("\n## Analyzer on synthetic traces written by the real trace writer (gentrace)")
         print("analyzer: %s" % self.analyzer)
-        print("%10s %8s %-10s %8s %12s %12s %9s" % ("events", "MiB", "command", "wall s",
-                                                 "events/s", "ev/CPU s", "peak RSS"))
+        print("%10s %8s %-10s %8s %12s %12s %9s %9s" % ("events", "MiB", "command", "wall s",
+                                                      "events/s", "ev/CPU s", "peak RSS",
+                                                      "faults"))
         for n in self.a.analyzer_events:
             trace = self.j("synth-%d.mcpt" % n)
             subprocess.run([self.bin + "/gentrace", trace, self.key, str(n)], check=True,
@@ -662,6 +667,7 @@ class Bench:
                 "dump": [self.analyzer, "dump", trace],
                 "dump-json": [self.analyzer, "dump", trace, "--json"],
                 "analyze": analyze,
+                "analyze-4k": analyze,
                 # the machine-readable reports name every call: their memory and time on top
                 "an-json": analyze + ["--format", "json"],
                 "an-sarif": analyze + ["--format", "sarif"],
@@ -673,16 +679,16 @@ class Bench:
                     continue
                 best = None
                 for _ in range(self.a.analyzer_reps):
-                    wall, cpu, rss, rc = timed(cmd)
-                    if best is None or wall < best[0]:
-                        best = (wall, cpu, rss, rc)
-                wall, cpu, rss, rc = best
+                    t = timed(cmd, NO_TUNABLES if name == "analyze-4k" else None)
+                    if best is None or t[0] < best[0]:
+                        best = t
+                wall, cpu, rss, rc, faults = best
                 row = {"events": n, "mib": size, "command": name, "wall_s": wall, "cpu_s": cpu,
                        "events_per_s": n / wall, "events_per_cpu_s": n / cpu,
-                       "maxrss_kib": rss, "exit": rc}
+                       "maxrss_kib": rss, "minor_faults": faults, "exit": rc}
                 rows.append(row)
-                print("%10d %8.0f %-10s %8.2f %12.0f %12.0f %7.1fMiB%s" % (
-                    n, size, name, wall, n / wall, n / cpu, rss / 1024,
+                print("%10d %8.0f %-10s %8.2f %12.0f %12.0f %7.1fMiB %9d%s" % (
+                    n, size, name, wall, n / wall, n / cpu, rss / 1024, faults,
                     "" if rc in (0, 1) else "  (exit %d)" % rc))
             os.unlink(trace)
         self.results["sections"]["analyzer"] = rows
@@ -706,9 +712,10 @@ class Bench:
         rows = []
         for name, cmd in cmds.items():
             out = self.j("callgrind.out")
+            # GLIBC_TUNABLES set: no re-execution, which callgrind would not follow
             r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
                                + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, env=NO_TUNABLES)
             m = re.search(r"Collected : (\d+)", r.stderr)
             if not m:
                 raise SystemExit("callgrind gave no total for %s" % name)
@@ -745,12 +752,12 @@ def wait_ready(stream, word="MWREADY"):
             return
 
 
-def timed(cmd):
-    """Wall and CPU seconds, peak RSS (KiB) and exit status of cmd. The peak is VmHWM sampled
-    every 20 ms: wait4's ru_maxrss would report the forking Python's own size when that is
-    larger (it carries over across exec)."""
+def timed(cmd, env=None):
+    """Wall and CPU seconds, peak RSS (KiB), exit status and minor page faults of cmd. The
+    peak is VmHWM sampled every 20 ms: wait4's ru_maxrss would report the forking Python's own
+    size when that is larger (it carries over across exec)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     hwm = [0]
 
     def sample():
@@ -763,7 +770,7 @@ def timed(cmd):
     th = threading.Thread(target=sample, daemon=True)
     th.start()
     _, status, ru = os.wait4(p.pid, 0)
-    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, hwm[0], status >> 8
+    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, hwm[0], status >> 8, ru.ru_minflt
 
 
 def tracestat(tool, trace):

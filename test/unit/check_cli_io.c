@@ -14,6 +14,10 @@
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
  *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed".
+ *   hugepages:  where THP is "madvise", analyze, calls, diff and policy learn re-execute once
+ *               on an 8 MiB trace with glibc's huge-page tunable (one -v line), not on a small
+ *               one, and dump, verify and policy check never; GLIBC_TUNABLES already set stops
+ *               it; the output is the same either way, standard input included.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -56,20 +60,20 @@ static void child(const struct io *io, char **argv, int out, int err)
 	_exit(98);
 }
 
-/* Runs mcpwitness with the arguments that follow (NULL-terminated). */
-static struct cli_result mw(const struct io *io, ...)
+/* Runs mcpwitness with global option opt (unless NULL) and the arguments in ap
+ * (NULL-terminated). */
+static struct cli_result mw_va(const struct io *io, const char *opt, va_list ap)
 {
 	char *argv[40], outp[] = "/tmp/mw-out-XXXXXX", errp[] = "/tmp/mw-err-XXXXXX";
 	int argc = 0, fo = mkstemp(outp), fe = mkstemp(errp), status;
 	struct cli_result r;
-	va_list ap;
 	pid_t pid;
 
 	argv[argc++] = (char *)"mcpwitness";
-	va_start(ap, io);
+	if (opt)
+		argv[argc++] = (char *)opt;
 	while (argc < 39 && (argv[argc] = va_arg(ap, char *)))
 		argc++;
-	va_end(ap);
 	argv[argc] = NULL;
 	ck_assert(fo >= 0 && fe >= 0);
 	if (io->full_out) {
@@ -90,6 +94,18 @@ static struct cli_result mw(const struct io *io, ...)
 	r.err = synth_slurp(errp, NULL);
 	unlink(outp);
 	unlink(errp);
+	return r;
+}
+
+/* Runs mcpwitness with the arguments that follow (NULL-terminated). */
+static struct cli_result mw(const struct io *io, ...)
+{
+	struct cli_result r;
+	va_list ap;
+
+	va_start(ap, io);
+	r = mw_va(io, NULL, ap);
+	va_end(ap);
 	return r;
 }
 
@@ -374,10 +390,99 @@ START_TEST(not_a_trace)
 }
 END_TEST
 
+/* --- huge pages --------------------------------------------------------------------------- */
+
+#define REEXEC "re-executing with GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
+
+/* Whether this host gives huge pages only on request, where the re-execution happens. */
+static int thp_madvise(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char mode[128] = "";
+	int got = f && fgets(mode, sizeof(mode), f) != NULL;
+
+	if (f)
+		fclose(f);
+	return got && strstr(mode, "[madvise]") != NULL;
+}
+
+/* How many times the re-execution line is in r's stderr. */
+static int reexecs(const struct cli_result *r)
+{
+	int n = 0;
+
+	for (const char *p = r->err; (p = strstr(p, REEXEC)); p++)
+		n++;
+	return n;
+}
+
+/* Runs the same command with GLIBC_TUNABLES unset and set empty: exit code and stdout equal,
+ * the re-execution line once in the first when `reexec` (and THP is "madvise"), never in the
+ * second. */
+static void same_both_ways(const struct io *io, int reexec, ...)
+{
+	struct cli_result r[2];
+	va_list ap;
+
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(i ? setenv("GLIBC_TUNABLES", "", 1) : unsetenv("GLIBC_TUNABLES"),
+				 0);
+		va_start(ap, reexec);
+		r[i] = mw_va(io, "-v", ap);
+		va_end(ap);
+	}
+	ck_assert_int_eq(unsetenv("GLIBC_TUNABLES"), 0);
+	ck_assert_msg(reexecs(&r[0]) == (reexec && thp_madvise()), "%s", r[0].err);
+	ck_assert_msg(reexecs(&r[1]) == 0, "%s", r[1].err);
+	ck_assert_int_eq(r[0].code, r[1].code);
+	ck_assert_str_eq(r[0].out, r[1].out);
+	cli_result_free(&r[0]);
+	cli_result_free(&r[1]);
+}
+
+/* A trace of at least 8 MiB, the input from which the re-execution pays (hugepages.c): the
+ * server's start, then opens of distinct 200-byte paths. */
+static void large_trace(const char *name)
+{
+	char path[256];
+	struct stat st;
+	int i = 0;
+
+	synth_begin(&S, name);
+	server_start(&S);
+	do {
+		for (int k = 0; k < 4096; k++, i++) {
+			snprintf(path, sizeof(path), "/work/%0190d.txt", i);
+			synth_open(&S, SYNTH_PID, SYNTH_PSTART, path, NULL, 0, 3);
+		}
+		ck_assert_int_eq(fstat(S.fd, &st), 0);
+	} while (st.st_size < (8 << 20));
+	synth_finish(&S);
+}
+
+START_TEST(huge_pages_reexec)
+{
+	large_trace("big.mcpt");
+	same_both_ways(&plain, 1, "analyze", S.path, "-k", S.pub, "-p", POLICY, NULL);
+	same_both_ways(&(struct io){.in = S.path}, 1, "calls", "-", "-k", S.pub, NULL);
+	same_both_ways(&plain, 1, "diff", "-k", S.pub, "-p", POLICY, S.path, "--", S.path, NULL);
+	same_both_ways(&plain, 1, "policy", "learn", S.path, "-k", S.pub, "-p", POLICY, "-o",
+		       at("bl.yaml"), NULL);
+	same_both_ways(&plain, 0, "dump", S.path, NULL);
+	same_both_ways(&plain, 0, "verify", S.path, "-k", S.pub, NULL);
+	same_both_ways(&plain, 0, "policy", "check", POLICY, NULL);
+	/* a small trace: not worth an exec */
+	complete_trace("t.mcpt");
+	same_both_ways(&plain, 0, "analyze", S.path, "-k", S.pub, "-p", POLICY, NULL);
+	same_both_ways(&(struct io){.in = S.path}, 0, "calls", "-", "-k", S.pub, NULL);
+}
+END_TEST
+
 Suite *cli_io_suite(void)
 {
 	Suite *s = suite_create("cli_io");
 	TCase *files = tcase_create("files"), *streams = tcase_create("streams");
+	TCase *hugepages = tcase_create("hugepages");
 
 	tcase_add_checked_fixture(files, NULL, teardown);
 	tcase_add_checked_fixture(streams, NULL, teardown);
@@ -386,7 +491,10 @@ Suite *cli_io_suite(void)
 	tcase_add_test(files, not_a_trace);
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
+	tcase_add_checked_fixture(hugepages, NULL, teardown);
+	tcase_add_test(hugepages, huge_pages_reexec);
 	suite_add_tcase(s, files);
+	suite_add_tcase(s, hugepages);
 	suite_add_tcase(s, streams);
 	return s;
 }
