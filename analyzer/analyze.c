@@ -12,10 +12,6 @@
 #include "passes.h"
 #include "replay.h"
 
-#ifndef MW_POLICY_DIR
-#define MW_POLICY_DIR "/usr/share/mcpwitness/policies"
-#endif
-
 struct run {
 	const struct analyze_opts *o;
 	struct replay_opts ro;
@@ -43,13 +39,15 @@ struct run {
 /* Policies are loaded and checked before the trace is opened: a broken policy costs nothing. */
 static int load_policies(struct run *r)
 {
-	static const char *const dflt[] = {MW_POLICY_DIR "/default.yaml"};
+	static const char *const dflt[] = {MW_DEFAULT_POLICY};
 	const char *const *files = r->o->n_policies ? r->o->policies : dflt;
 	size_t n = r->o->n_policies ? r->o->n_policies : 1;
 	struct diag d = {0};
 	char err[256];
 	int rc = 0;
 
+	if (!r->o->n_policies && cmd_default_policy_readable())
+		return -ENOENT;
 	for (size_t i = 0; i < r->o->n_sets && !rc; i++) {
 		rc = vars__set_arg(r->vars, r->o->sets[i], err, sizeof(err));
 		if (rc)
@@ -61,8 +59,6 @@ static int load_policies(struct run *r)
 		rc = policy__compile(r->pol, r->vars, false, &d);
 	diag_print(&d, stderr, "mcpwitness: ");
 	diag_fini(&d);
-	if (rc && !r->o->n_policies)
-		p_err("no -p POLICY given and the default policy could not be read");
 	return rc;
 }
 

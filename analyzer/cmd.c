@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "mcpt.h"
@@ -121,4 +122,17 @@ int cmd_output_done(FILE *out, const char *what, int err)
 	p_err("failed to write the %s: %s", what, strerror(-err));
 	clearerr(out);
 	return MW_EXIT_USAGE;
+}
+
+int cmd_default_policy_readable(void)
+{
+	int fd = open(MW_DEFAULT_POLICY, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	p_err("no -p POLICY given, and the default policy %s cannot be read: %s", MW_DEFAULT_POLICY,
+	      strerror(errno));
+	return -1;
 }

@@ -19,6 +19,11 @@ enum mw_exit {
 };
 
 #define MW_DEFAULT_PUBKEY "/etc/mcpwitness/signing.pub"
+#ifndef MW_POLICY_DIR
+#define MW_POLICY_DIR "/usr/share/mcpwitness/policies"
+#endif
+/* The policy of analyze, diff and policy learn without -p: the installed default. */
+#define MW_DEFAULT_POLICY MW_POLICY_DIR "/default.yaml"
 
 struct cmd {
 	const char *name;
@@ -33,6 +38,10 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *what);
 int cmd_opt_error(const char *verb, char **argv, int opt);
 /* "mcpwitness VERB: <message>; see 'mcpwitness VERB --help'", returns MW_EXIT_USAGE. */
 int cmd_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether MW_DEFAULT_POLICY, used for want of -p, can be opened: 0, or -1 after one line
+ * saying so (the policy loader would name only the file). */
+int cmd_default_policy_readable(void);
 
 struct mcpt_pubkey;
 /* Loads a trusted public key; prints the error and returns MW_EXIT_USAGE on failure. */

@@ -100,7 +100,7 @@ static bool same_file(const char *path, const struct stat *st)
  * the traces and policies read. 0, or MW_EXIT_USAGE after one line. */
 static int check_output(const struct learn_args *a)
 {
-	static char dflt[] = MW_POLICY_DIR "/default.yaml";
+	static char dflt[] = MW_DEFAULT_POLICY;
 	char *const *pols = a->c.n_policies ? a->c.policies : (char *const[]){dflt};
 	size_t n_pols = a->c.n_policies ? a->c.n_policies : 1;
 	const char *why = NULL, *input = "";
@@ -167,7 +167,7 @@ static int check_written(const struct learn_args *a, const char *tmp)
 
 	for (; n < a->c.n_policies; n++)
 		files[n] = a->c.policies[n];
-	static char dflt[] = MW_POLICY_DIR "/default.yaml";
+	static char dflt[] = MW_DEFAULT_POLICY;
 
 	if (!n) /* the installed default, as learn_base_load reads it */
 		files[n++] = dflt;

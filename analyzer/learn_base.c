@@ -10,10 +10,6 @@
 #include "learn_base.h"
 #include "log.h"
 
-#ifndef MW_POLICY_DIR
-#define MW_POLICY_DIR "/usr/share/mcpwitness/policies"
-#endif
-
 /* The list's literal items, with the lists it includes, in order; depth bounds a cycle that
  * the loader already refuses. */
 static int flatten(struct lbase *lb, const struct pol_list *l, int depth)
@@ -61,7 +57,7 @@ int learn_common_opt(struct learn_common *c, int opt, const char *arg, const cha
 
 int learn_base_load(struct policy **out, struct lbase *lb, char *const *files, size_t n)
 {
-	static char dflt[] = MW_POLICY_DIR "/default.yaml";
+	static char dflt[] = MW_DEFAULT_POLICY;
 	char *const dflts[] = {dflt};
 	struct policy *p = policy__new();
 	struct vars *vs = vars__new();
@@ -73,6 +69,8 @@ int learn_base_load(struct policy **out, struct lbase *lb, char *const *files, s
 	if (!n) {
 		files = dflts;
 		n = 1;
+		if (!rc && cmd_default_policy_readable())
+			rc = -ENOENT;
 	}
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = policy__load_file(p, files[i], &d);

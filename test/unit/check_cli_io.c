@@ -13,13 +13,15 @@
  *               descriptor" for analyze, calls, learn and diff;
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
- *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed".
+ *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed";
+ *   default policy: without -p, one that cannot be read is one line naming it (exit 2).
  *   hugepages:  where THP is "madvise", analyze, calls, diff and policy learn re-execute once
  *               on an 8 MiB trace with glibc's huge-page tunable (one -v line), not on a small
  *               one, and dump, verify and policy check never; GLIBC_TUNABLES already set stops
  *               it; the output is the same either way, standard input included.
  */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "cmd.h" /* MW_DEFAULT_POLICY */
 #include "synth_trace.h"
 #include "writer_int.h" /* mcpt_writer_flush: a trace cut before its FINAL seal */
 
@@ -390,6 +393,30 @@ START_TEST(not_a_trace)
 }
 END_TEST
 
+/* Without -p, analyze, diff and policy learn read the installed default policy; one that
+ * cannot be read is one line naming it and why, exit 2 (not the loader's line and a second). */
+START_TEST(default_policy_unreadable)
+{
+	char want[256];
+	struct cli_result r;
+
+	complete_trace("t.mcpt");
+	if (access(MW_DEFAULT_POLICY, R_OK) == 0) { /* installed on this machine: it is used */
+		r = mw(&plain, "analyze", S.path, "-k", S.pub, NULL);
+		ck_assert_msg(r.code == 0 || r.code == 1, "%s", r.err);
+		cli_result_free(&r);
+		return;
+	}
+	snprintf(want, sizeof(want),
+		 "mcpwitness: no -p POLICY given, and the default policy %s cannot be read: %s\n",
+		 MW_DEFAULT_POLICY, strerror(errno));
+	expect(mw(&plain, "analyze", S.path, "-k", S.pub, NULL), 2, want);
+	expect(mw(&plain, "diff", "-k", S.pub, S.path, "--", S.path, NULL), 2, want);
+	expect(mw(&plain, "policy", "learn", S.path, "-k", S.pub, "-o", at("bl.yaml"), NULL), 2,
+	       want);
+}
+END_TEST
+
 /* --- huge pages --------------------------------------------------------------------------- */
 
 #define REEXEC "re-executing with GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
@@ -489,6 +516,7 @@ Suite *cli_io_suite(void)
 	tcase_add_test(files, learn_output_refused);
 	tcase_add_test(files, incomplete_used_unproven);
 	tcase_add_test(files, not_a_trace);
+	tcase_add_test(files, default_policy_unreadable);
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
 	tcase_add_checked_fixture(hugepages, NULL, teardown);
