@@ -12,8 +12,8 @@
  * more (the regular files named on the command line) or a pipe (its size unknown): below
  * that, the exec and the zeroing of 2 MiB pages cost more than they save (~3 ms). Nothing
  * happens when GLIBC_TUNABLES is already set (even empty: the user's choice, and the guard
- * against a second exec), when THP is "always" or "never", for a secure-execution process, or
- * when the exec fails (the command then runs as it is).
+ * against a second exec), when THP is "always" or "never", for a secure-execution process or
+ * one under seccomp, or when the exec fails (the command then runs as it is).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +62,26 @@ static bool large_input(int argc, char **argv)
 	return total >= MIN_INPUT;
 }
 
+/* Whether a seccomp filter (or strict mode) confines the process: whether it allows execve
+ * cannot be told, and a filter that kills on it (systemd's default action) would kill the
+ * command instead of running it in 4 KiB pages. */
+static bool confined(void)
+{
+	char buf[8192], *p;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return true; /* no /proc: no /proc/self/exe either */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strstr(buf, "\nSeccomp:");
+	return !p || strtol(p + strlen("\nSeccomp:"), NULL, 10) != 0;
+}
+
 /* Whether the kernel gives huge pages to anonymous memory only where madvise asks. */
 static bool thp_on_request(void)
 {
@@ -84,7 +104,7 @@ void hugepages_reexec(char **argv, int cmd_argc, char **cmd_argv)
 	if (cmd_argc < 1 || !holds_the_trace(cmd_argc, cmd_argv) ||
 	    !large_input(cmd_argc, cmd_argv))
 		return;
-	if (getenv("GLIBC_TUNABLES") || getauxval(AT_SECURE) || !thp_on_request())
+	if (getenv("GLIBC_TUNABLES") || getauxval(AT_SECURE) || !thp_on_request() || confined())
 		return;
 	if (setenv("GLIBC_TUNABLES", TUNABLE, 1) != 0)
 		return;
