@@ -43,7 +43,7 @@ static bool holds_the_trace(int argc, char **argv)
 }
 
 /* Whether the arguments name MIN_INPUT bytes of regular files or more (the traces; a policy
- * is small), or a pipe or socket, the file named or standard input ("-"): its size is unknown. */
+ * is small), or a pipe or socket (by path, or "-" for standard input), whose size is unknown. */
 static bool large_input(int argc, char **argv)
 {
 	unsigned long long total = 0;
@@ -62,41 +62,42 @@ static bool large_input(int argc, char **argv)
 	return total >= MIN_INPUT;
 }
 
-/* Whether a seccomp filter (or strict mode) confines the process: whether it allows execve
- * cannot be told, and a filter that kills on it (systemd's default action) would kill the
- * command instead of running it in 4 KiB pages. */
-static bool confined(void)
+/* Reads a small text file into buf (NUL-terminated): its length, or -1. */
+static ssize_t read_text(const char *path, char *buf, size_t size)
 {
-	char buf[8192], *p;
 	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return true; /* no /proc: no /proc/self/exe either */
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (n <= 0)
-		return true;
+	if (n < 0)
+		return -1;
 	buf[n] = '\0';
-	p = strstr(buf, "\nSeccomp:");
-	return !p || strtol(p + strlen("\nSeccomp:"), NULL, 10) != 0;
+	return n;
+}
+
+/* Whether a seccomp filter (or strict mode) confines the process: whether it allows execve
+ * cannot be told, and a filter that kills on it (systemd's default action) would kill the
+ * command instead of running it in 4 KiB pages. An unreadable status counts as confined (no
+ * /proc: no /proc/self/exe either). */
+static bool confined(void)
+{
+	static const char key[] = "\nSeccomp:";
+	char buf[8192], *p;
+
+	if (read_text("/proc/self/status", buf, sizeof(buf)) <= 0 || !(p = strstr(buf, key)))
+		return true;
+	return strtol(p + strlen(key), NULL, 10) != 0;
 }
 
 /* Whether the kernel gives huge pages to anonymous memory only where madvise asks. */
 static bool thp_on_request(void)
 {
 	char buf[128];
-	ssize_t n;
-	int fd = open(THP_MODE_FILE, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, "[madvise]") != NULL;
+	return read_text(THP_MODE_FILE, buf, sizeof(buf)) > 0 && strstr(buf, "[madvise]");
 }
 
 void hugepages_reexec(char **argv, int cmd_argc, char **cmd_argv)
