@@ -85,6 +85,20 @@ static void make_trace(struct synth *s, const char *name, void (*events)(struct 
 
 static struct synth S;
 
+/* The trace `name` of events, analyzed with the default policy as JSON: exit 0, the parsed
+ * report (r keeps the run). */
+static json_t *analyze_json(const char *name, void (*events)(struct synth *), struct cli_result *r)
+{
+	json_t *doc;
+
+	make_trace(&S, name, events);
+	*r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
+	ck_assert_int_eq(r->code, 0);
+	doc = json_loads(r->out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	return doc;
+}
+
 static void teardown(void)
 {
 	synth_cleanup(&S);
@@ -707,11 +721,7 @@ START_TEST(default_rules)
 	struct cli_result r;
 	json_t *doc, *fs;
 
-	make_trace(&S, "m.mcpt", more_events);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	ck_assert_int_eq(r.code, 0);
-	doc = json_loads(r.out, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
+	doc = analyze_json("m.mcpt", more_events, &r);
 	fs = json_object_get(doc, "findings");
 	ck_assert_int_eq(json_array_size(fs), 5);
 	for (size_t i = 0; i < 5; i++)
@@ -808,11 +818,7 @@ START_TEST(entry_records)
 	struct cli_result r;
 	json_t *doc, *fs;
 
-	make_trace(&S, "e.mcpt", entry_events);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	ck_assert_int_eq(r.code, 0);
-	doc = json_loads(r.out, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
+	doc = analyze_json("e.mcpt", entry_events, &r);
 	fs = json_object_get(doc, "findings");
 	ck_assert_int_eq(json_array_size(fs), 2);
 	ck_assert_str_eq(jstr(json_array_get(fs, 0), "rule"), "net.connect-unexpected");
@@ -850,16 +856,11 @@ START_TEST(foreign_abi_record)
 	struct cli_result r;
 	json_t *doc, *fs;
 
-	make_trace(&S, "f.mcpt", foreign_abi_events);
+	doc = analyze_json("f.mcpt", foreign_abi_events, &r);
+	cli_result_free(&r);
 	r = cli_run(NULL, "dump", S.path, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_msg(strstr(r.out, " 101/101 foreign_abi args=39,2 seq="), "%s", r.out);
-	cli_result_free(&r);
-
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	ck_assert_int_eq(r.code, 0);
-	doc = json_loads(r.out, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
 	fs = json_object_get(doc, "findings");
 	ck_assert_int_eq(json_array_size(fs), 1);
 	ck_assert_str_eq(jstr(json_array_get(fs, 0), "rule"), "evasion.foreign-abi");
