@@ -497,21 +497,19 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 	return 0;
 }
 
-int loader__tracked(struct loader *l, uint32_t *out, size_t cap)
+size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx)
 {
-	int fd = bpf_map__fd(l->skel->maps.tracked);
-	uint32_t key, next;
 	size_t n = 0;
-	int err = bpf_map_get_next_key(fd, NULL, &next);
 
-	while (!err && n < cap) {
-		out[n++] = next;
-		key = next;
-		err = bpf_map_get_next_key(fd, &key, &next);
+	for (uint32_t w = 0; w < MW_PID_WORDS; w++) {
+		/* the kernel sets and clears bits of the same word at forks and exits */
+		uint64_t bits = __atomic_load_n(&l->tracked_bits[w], __ATOMIC_RELAXED);
+
+		for (; bits; bits &= bits - 1, n++)
+			if (fn)
+				fn(ctx, w * 64 + (uint32_t)__builtin_ctzll(bits));
 	}
-	if (err && errno != ENOENT)
-		return -errno;
-	return (int)n;
+	return n;
 }
 
 /* A consistent copy of the in-flight entry of tid: the BPF side rewrites a thread's entry in

@@ -34,9 +34,10 @@ int loader__track(struct loader *l, pid_t tgid);
 /* Names the object (by st_dev and inode, as stat() reports them) whose bytes are captured for
  * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all. */
 int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head);
-/* Lists the tgids still in the tracked set (processes alive). Returns how many were written
- * to out (at most cap), or -errno. */
-int loader__tracked(struct loader *l, uint32_t *out, size_t cap);
+/* Calls fn (when not NULL) for each tgid in the tracked set (processes alive), read from its
+ * bitmap: every member, however many, and a member that leaves meanwhile does not restart the
+ * walk. Returns how many members it found. */
+size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx);
 /* The start time (exec identity) the tracked set holds for tgid: set at fork for every child,
  * 0 for the process the collector seeded itself. */
 uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);

@@ -30,7 +30,7 @@
 
 #define POLL_MS	       50 /* longest wait before draining what is below the wake-up mark */
 #define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
-#define MAX_ALIVE_SCAN 4096
+#define KILL_WAIT_MS   2000 /* how long kill_tree waits for the killed tree to be gone */
 /* Records drained per loop turn: a server flooding the ring must not starve signal forwarding,
  * the control channel, timed seals and loss accounting (the drain would otherwise run as
  * long as the flood does). */
@@ -368,11 +368,9 @@ static void handle_signals(struct session *s)
  * and, when we launched it, none left for us to reap) or linger has run out. */
 static bool lingering_over(struct session *s)
 {
-	uint32_t one;
-
 	if (!s->server_done)
 		return false;
-	if (loader__tracked(s->bpf, &one, 1) == 0)
+	if (loader__each_tracked(s->bpf, NULL, NULL) == 0)
 		return true;
 	if (!s->attached && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) < 0 && errno == ECHILD)
 		return true;
@@ -440,29 +438,50 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 	return append(s, MCPT_T_PROC, &pi.base, 0);
 }
 
-/* Records the tracked processes still alive when recording stops. */
-static void record_alive(struct session *s)
+static void note_alive(void *ctx, uint32_t tgid)
 {
-	uint32_t pids[MAX_ALIVE_SCAN];
-	int i, n = loader__tracked(s->bpf, pids, MAX_ALIVE_SCAN);
+	struct session *s = ctx;
 
-	for (i = 0; i < n && !s->write_err; i++) {
-		session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, pids[i], 0,
-				  loader__tracked_start(s->bpf, pids[i]), 0 /* not known here */);
-		p_info("process %u is still running after the recording", pids[i]);
-	}
+	if (s->write_err)
+		return;
+	session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, tgid, 0,
+			  loader__tracked_start(s->bpf, tgid), 0 /* not known here */);
+	p_info("process %u is still running after the recording", tgid);
 }
 
-/* --on-collector-exit kill: the recording failed, so nothing of the tree may go on unseen. */
+/* Records the tracked processes still alive when recording stops, every one of them. */
+static void record_alive(struct session *s)
+{
+	loader__each_tracked(s->bpf, note_alive, s);
+}
+
+static void kill_tracked(void *ctx, uint32_t tgid)
+{
+	(void)ctx;
+	kill((pid_t)tgid, SIGKILL);
+}
+
+/* --on-collector-exit kill: the recording failed or was forced to stop, so nothing of the tree
+ * may go on unseen. One pass cannot promise that: a process may fork between the scan and its
+ * own kill. Its child is in the tracked set before it runs (the fork hook), so the next pass
+ * finds it; a killed process leaves the set once its last thread has exited. Passes go on
+ * until the set is empty, or KILL_WAIT_MS (a task stuck in the kernel dies when it returns). */
 static void kill_tree(struct session *s)
 {
-	uint32_t pids[MAX_ALIVE_SCAN];
-	int i, n = loader__tracked(s->bpf, pids, MAX_ALIVE_SCAN);
+	uint64_t deadline = now_ns(CLOCK_MONOTONIC) / 1000000 + KILL_WAIT_MS;
+	size_t left;
 
-	for (i = 0; i < n; i++)
-		kill((pid_t)pids[i], SIGKILL);
 	if (!s->server_done && s->server.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
+	while ((left = loader__each_tracked(s->bpf, kill_tracked, s)) > 0 &&
+	       now_ns(CLOCK_MONOTONIC) / 1000000 < deadline) {
+		reap(s); /* the killed orphans are ours: no zombie is left behind */
+		poll(NULL, 0, 1);
+	}
+	reap(s);
+	if (left)
+		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
+		       KILL_WAIT_MS);
 }
 
 static int wait_step(struct session *s)

@@ -2,12 +2,14 @@
 out of disk, its reader gone, the server crashing or leaving children behind, signals."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mwevents  # noqa: E402
 import mwtest  # noqa: E402
 
 # A server that says its pid on stderr, then works until told to stop: the open loop makes
@@ -41,6 +43,46 @@ def child_pids(pid):
             return [int(x) for x in f.read().split()]
     except OSError:
         return []
+
+
+def token_pids(token):
+    """The live processes whose argv holds token: what is left of an mw_trigger swarm."""
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if token.encode() in argv and alive(int(d)):
+            pids.append(int(d))
+    return pids
+
+
+def kill_token(token, timeout=10):
+    """SIGKILLs every process of the swarm until none is left (its chains fork meanwhile);
+    returns how many were found at first."""
+    first = None
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pids = token_pids(token)
+        first = len(pids) if first is None else first
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    return first
+
+
+def wait_token_gone(token, timeout=5):
+    deadline = time.time() + timeout
+    while time.time() < deadline and token_pids(token):
+        time.sleep(0.05)
+    return token_pids(token)
 
 
 class Faults(mwtest.E2ETestCase):
@@ -79,6 +121,59 @@ class Faults(mwtest.E2ETestCase):
         time.sleep(0.5)
         self.assertTrue(alive(server))
         os.kill(server, signal.SIGKILL)
+
+    def start_swarm(self, pausers, chains, extra=()):
+        """mw_trigger swarm under the collector (its stdout is the swarm's, as a server's
+        is): returns the collector, once the swarm is up, and the swarm's token."""
+        trigger = self.work.join("mw_trigger")
+        shutil.copy(mwevents.TRIGGER, trigger)  # reachable by nobody
+        os.chmod(trigger, 0o755)
+        token = "mw-swarm-%d-%d" % (os.getpid(), time.monotonic_ns())
+        self.addCleanup(kill_token, token)
+        cmd = mwtest.collect_cmd(self.trace, self.keys,
+                                 [trigger, "swarm", str(pausers), str(chains), token],
+                                 extra=extra)
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.stderr.close)
+        self.addCleanup(p.stdout.close)
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
+        line = p.stdout.readline()
+        if '"swarm"' not in line:
+            p.kill()
+            self.fail("the swarm did not start: %r %s" % (line, p.stderr.read()))
+        return p, token
+
+    def force_stop(self, p):
+        """Three TERMs, apart (signals of one kind pending together merge into one): the
+        third ends the recording without waiting, which kills the tree."""
+        for _ in range(3):
+            p.send_signal(signal.SIGTERM)
+            time.sleep(0.2)
+        return p.wait(timeout=60)
+
+    def test_forced_stop_kills_and_lists_every_process(self):
+        # more processes than the collector once listed in one scan (4096)
+        p, token = self.start_swarm(5000, 0, extra=["--linger", "60"])
+        rc = self.force_stop(p)
+        err = p.stderr.read()
+        self.assertEqual(rc, 128 + signal.SIGTERM, err)
+        left = wait_token_gone(token)
+        self.assertEqual(len(left), 0, "process(es) of the tree outlived the stop")
+        records = mwtest.dump_json(self.trace, self.keys)
+        alive_at_end = [r for r in records if r.get("type") == "proc"
+                        and r.get("kind") == "ALIVE_AT_END"]
+        self.assertEqual(len(alive_at_end), 5000)
+        self.assertEqual(self.final_reason(), "SIGNAL")
+
+    def test_forced_stop_kills_a_tree_that_keeps_forking(self):
+        # each chain's newest process forks every millisecond: one pass of kills misses the
+        # children made between its scan and their parent's kill
+        # (8 chains of at most 1000: what escapes stays far below any pid_max)
+        p, token = self.start_swarm(0, 8, extra=["--linger", "60"])
+        self.force_stop(p)
+        left = wait_token_gone(token)
+        self.assertEqual(len(left), 0, "process(es) of the tree outlived the stop")
 
     def test_disk_full(self):
         mnt = self.work.mkdir("small")

@@ -6,6 +6,7 @@
  *   mw_trigger flood P T N      P processes x T threads, N failing openat each (ring overflow)
  *   mw_trigger busy             an unrelated busy process: opens a file in a loop until killed
  *   mw_trigger hold             the attach-mode target (see trigger_net.c)
+ *   mw_trigger swarm P C TOKEN  P pausing children and C growing chains (trigger_proc.c)
  *   mw_trigger exit0            exits 0 at once (an exec target)
  *
  * Exit status: 0 when every step ran, 1 for an unknown step, 3 when a step's setup failed.
@@ -272,7 +273,8 @@ int main(int argc, char **argv)
 	trigger_self = self;
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: mw_trigger STEP... | flood P T N | busy | hold | exit0\n");
+		fprintf(stderr, "usage: mw_trigger STEP... | flood P T N | busy | hold | "
+				"swarm P C TOKEN | exit0\n");
 		return 1;
 	}
 	if (!strcmp(argv[1], "exit0"))
@@ -283,6 +285,8 @@ int main(int argc, char **argv)
 		return mode_busy();
 	if (!strcmp(argv[1], "hold"))
 		return mode_hold();
+	if (!strcmp(argv[1], "swarm"))
+		return mode_swarm(argc - 2, argv + 2);
 	for (int i = 1; i < argc; i++) {
 		const struct step *s = find_step(argv[i]);
 

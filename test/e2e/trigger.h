@@ -57,5 +57,6 @@ extern const char *trigger_self; /* absolute path of this executable */
 int mode_flood(int argc, char **argv);
 int mode_busy(void);
 int mode_hold(void);
+int mode_swarm(int argc, char **argv);
 
 #endif /* MW_TRIGGER_H */

@@ -1,7 +1,7 @@
 /*
  * trigger_proc.c - process steps: fork/vfork/clone/clone3 and threads, exit codes, exec (argv
  * limits, failures, execveat of an fd), cwd and root, credentials, capabilities, namespaces,
- * the task name, and double-forked setsid daemons.
+ * the task name, double-forked setsid daemons, and a tree that keeps growing (mode_swarm).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
@@ -382,3 +383,53 @@ const struct step proc_steps[] = {
 	{ "daemon_alive", step_daemon_alive },
 	{ NULL, NULL },
 };
+
+/* ---- swarm: a tree that grows while it is being killed ------------------------------------- */
+
+#define SWARM_CHAIN_MAX 1000 /* links per chain: a chain that escaped a kill stops there */
+
+/* A chain: each link forks the next after a millisecond, then pauses until killed; so the
+ * chain's newest link is always about to fork. */
+static void swarm_chain(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int depth = 0; depth < SWARM_CHAIN_MAX; depth++) {
+		nanosleep(&ms, NULL);
+		if (fork() != 0)
+			break; /* the parent, or a failed fork: this link is done */
+	}
+	for (;;)
+		pause();
+}
+
+/* mode_swarm PAUSERS CHAINS TOKEN: PAUSERS children that pause, CHAINS growing chains, then one
+ * line {"step":"swarm",...} on stdout, then pauses. TOKEN only marks every process's argv, so
+ * that a test finds whatever is left of the tree in /proc. */
+int mode_swarm(int argc, char **argv)
+{
+	int pausers, chains;
+	struct out o;
+
+	if (argc != 3)
+		return 1;
+	pausers = atoi(argv[0]);
+	chains = atoi(argv[1]);
+	if (pausers < 0 || chains < 0)
+		return 1;
+	for (int i = 0; i < pausers; i++)
+		spawn_pauser();
+	for (int i = 0; i < chains; i++) {
+		pid_t pid = fork();
+
+		must(pid >= 0, "fork");
+		if (pid == 0)
+			swarm_chain();
+	}
+	out_begin(&o, "swarm");
+	out_int(&o, "pausers", pausers);
+	out_int(&o, "chains", chains);
+	out_end(&o);
+	for (;;)
+		pause();
+}
