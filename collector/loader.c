@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,6 +509,31 @@ size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgi
 		for (; bits; bits &= bits - 1, n++)
 			if (fn)
 				fn(ctx, w * 64 + (uint32_t)__builtin_ctzll(bits));
+	}
+	return n;
+}
+
+static void kill_one(void *ctx, uint32_t tgid)
+{
+	(void)ctx;
+	kill((pid_t)tgid, SIGKILL);
+}
+
+size_t loader__kill_tracked(struct loader *l)
+{
+	return loader__each_tracked(l, kill_one, NULL);
+}
+
+size_t loader__link_fds(struct loader *l, int *out, size_t cap)
+{
+	const struct bpf_object_skeleton *sk = l->skel->skeleton;
+	size_t n = 0;
+
+	for (int i = 0; i < sk->prog_cnt && n < cap; i++) {
+		struct bpf_link *link = *sk->progs[i].link;
+
+		if (link)
+			out[n++] = bpf_link__fd(link);
 	}
 	return n;
 }

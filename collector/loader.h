@@ -38,6 +38,12 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
  * bitmap: every member, however many, and a member that leaves meanwhile does not restart the
  * walk. Returns how many members it found. */
 size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx);
+/* Sends SIGKILL to every process of the tracked set: one pass (a process forking meanwhile may
+ * leave a child for the next). Returns how many it found. */
+size_t loader__kill_tracked(struct loader *l);
+/* The descriptors of the attached programs' links (a program stays attached while one is
+ * open): up to cap into out; returns how many. */
+size_t loader__link_fds(struct loader *l, int *out, size_t cap);
 /* The start time (exec identity) the tracked set holds for tgid: set at fork for every child,
  * 0 for the process the collector seeded itself. */
 uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);

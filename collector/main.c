@@ -5,7 +5,8 @@
  *
  * The order is the one DESIGN.md section 10 fixes, but for the output: options (inherited fds
  * checked before we open any of our own), signing key, signal handling, output, control
- * channel, BPF (mounting tracefs only if a program needs it), launch or attach, privilege drop
+ * channel, BPF (mounting tracefs only if a program needs it), the guardian (guardian.c: a
+ * launched server's tree is killed even if we are), launch or attach, privilege drop
  * (sandbox.c); then the recording loop, which needs nothing the sandbox took away. The output
  * comes before BPF so that waiting for a FIFO's reader holds no program attached to every
  * syscall on the host, and signal handling before the output so that INT, TERM or HUP can end
@@ -24,6 +25,7 @@
 
 #include "attach.h"
 #include "control.h"
+#include "guardian.h"
 #include "header.h"
 #include "invoker.h"
 #include "launch.h"
@@ -49,6 +51,7 @@ struct collector {
 	struct header_data *header;
 	struct control *control;
 	struct mcpt_writer *writer;
+	struct guardian guard;
 };
 
 static int open_output(struct collector *c)
@@ -301,6 +304,13 @@ static int setup(struct collector *c)
 	if (!c->bpf)
 		return -errno;
 	c->session.bpf = c->bpf;
+	if (!c->opts.attach_pid && !c->opts.keep_server) {
+		err = guardian_start(&c->guard, c->bpf, c->signer, c->cred.uid);
+		if (err) {
+			p_err("failed to start the guardian process: %s", strerror(-err));
+			return err;
+		}
+	}
 	err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
 	if (!err)
 		err = sandbox_enter(c->cred.uid);
@@ -317,6 +327,9 @@ static void teardown(struct collector *c, bool setup_failed)
 		output_discard(&c->out);
 		if (!c->opts.attach_pid && srv->pid > 0 && !c->session.server_done)
 			kill(srv->pid, SIGKILL);
+		guardian_abandon(&c->guard); /* it kills what the server may have started */
+	} else {
+		guardian_release(&c->guard);
 	}
 	mcpt_writer__free(c->writer);
 	header_free(c->header);
@@ -337,6 +350,7 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	output_init(&c.out);
 	c.session.server.pid = -1;
+	c.guard.pid = c.guard.fd = -1;
 	c.session.sigfd = c.session.epfd = -1;
 	c.session.server.pidfd = c.session.server.gate = c.session.server.status = -1;
 	rc = options_parse(&c.opts, argc, argv);

@@ -455,12 +455,6 @@ static void record_alive(struct session *s)
 	loader__each_tracked(s->bpf, note_alive, s);
 }
 
-static void kill_tracked(void *ctx, uint32_t tgid)
-{
-	(void)ctx;
-	kill((pid_t)tgid, SIGKILL);
-}
-
 /* --on-collector-exit kill: the recording failed or was forced to stop, so nothing of the tree
  * may go on unseen. One pass cannot promise that: a process may fork between the scan and its
  * own kill. Its child is in the tracked set before it runs (the fork hook), so the next pass
@@ -473,7 +467,7 @@ static void kill_tree(struct session *s)
 
 	if (!s->server_done && s->server.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
-	while ((left = loader__each_tracked(s->bpf, kill_tracked, s)) > 0 &&
+	while ((left = loader__kill_tracked(s->bpf)) > 0 &&
 	       now_ns(CLOCK_MONOTONIC) / 1000000 < deadline) {
 		reap(s); /* the killed orphans are ours: no zombie is left behind */
 		poll(NULL, 0, 1);

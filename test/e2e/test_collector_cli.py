@@ -461,7 +461,7 @@ class CollectorCli(mwtest.E2ETestCase):
             self.assertIn("MCPWITNESS_HIDE_HOOKS", text)
             self.assertNotIn("PID and its descendants have exited", text)
             self.assertNotIn("_PID_ and its descendants have exited", text)
-            self.assertIn("PR_SET_PDEATHSIG", text)
+            self.assertIn("a guardian", text)  # what a SIGKILL of the collector does
         self.assertRegex(flat(helptext), r"--pid and --pgid: 0 when the recording ended")
         self.assertNotIn("the collector killed)", flat(page))
         self.assertIn("owned by root and the server user's group, mode 0640", flat(page))

@@ -78,6 +78,19 @@ def kill_token(token, timeout=10):
     return first
 
 
+def collector_pids():
+    """Processes running the collector's binary (a guardian is one)."""
+    exe = os.path.realpath(mwtest.COLLECT)
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.readlink("/proc/%s/exe" % d) == exe and alive(int(d)):
+                pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
 def wait_token_gone(token, timeout=5):
     deadline = time.time() + timeout
     while time.time() < deadline and token_pids(token):
@@ -174,6 +187,20 @@ class Faults(mwtest.E2ETestCase):
         self.force_stop(p)
         left = wait_token_gone(token)
         self.assertEqual(len(left), 0, "process(es) of the tree outlived the stop")
+
+    def test_collector_killed_kills_the_whole_tree(self):
+        # PR_SET_PDEATHSIG reaches the server alone; the guardian process kills the rest
+        p, token = self.start_swarm(200, 8)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=10)
+        left = wait_token_gone(token)
+        self.assertEqual(len(left), 0, "process(es) of the tree outlived the killed collector")
+        self.assertIn("the recorded processes were killed", p.stderr.read())
+        # and the guardian itself ends, so the programs it kept attached go
+        deadline = time.time() + 5
+        while time.time() < deadline and collector_pids():
+            time.sleep(0.05)
+        self.assertEqual(collector_pids(), [])
 
     def test_disk_full(self):
         mnt = self.work.mkdir("small")

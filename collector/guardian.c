@@ -1,0 +1,152 @@
+/*
+ * guardian.c - the process that kills the recorded tree when the collector cannot: the
+ * collector killed with SIGKILL or crashing. A launched COMMAND "must not go on unseen"
+ * (--on-collector-exit kill), but PR_SET_PDEATHSIG reaches COMMAND alone, not the processes
+ * it started.
+ *
+ * Forked once the BPF programs are attached, before the server starts. It keeps the links'
+ * descriptors, so the programs stay attached and every fork of the tree is still tracked while
+ * it works, and the tracked set's mapping; it closes every other descriptor (the trace, the
+ * channel, the control FIFO), wipes its copy of the signing key and enters the same sandbox as
+ * the collector. It says it is ready, then blocks on its socket. The collector writes one byte
+ * before it exits on its own terms; end of file without that byte means the collector is gone, and
+ * the guardian sends SIGKILL to every tracked process, pass after pass until none is left
+ * (kill_tree's loop in session.c), for at most GUARD_WAIT_MS, and exits. The programs are detached
+ * when it exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/close_range.h>
+
+#include "guardian.h"
+#include "loader.h"
+#include "log.h"
+#include "mcpt.h"
+#include "sandbox.h"
+
+#define GUARD_WAIT_MS 2000
+#define GUARD_DONE    'd'
+#define GUARD_READY   'r'
+#define MAX_LINKS     64
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Closes every descriptor but stderr and the sorted keep[n]; 0 and 1 become /dev/null. */
+static int close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 3;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+		return -errno;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from &&
+		    syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0))
+			return -errno;
+		from = (unsigned int)keep[i] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0) ? -errno : 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void __attribute__((noreturn)) guard(struct loader *l, int sock)
+{
+	char b = GUARD_READY;
+	uint64_t deadline;
+	size_t left;
+	ssize_t n;
+
+	if (write(sock, &b, 1) != 1)
+		_exit(127);
+	while ((n = read(sock, &b, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 1 && b == GUARD_DONE)
+		_exit(0);
+	deadline = now_ms() + GUARD_WAIT_MS;
+	while ((left = loader__kill_tracked(l)) > 0 && now_ms() < deadline)
+		poll(NULL, 0, 1);
+	if (left)
+		p_warn("the collector is gone; %zu recorded process(es) still alive after SIGKILL",
+		       left);
+	else
+		p_warn("the collector is gone: the recorded processes were killed");
+	_exit(left ? 1 : 0);
+}
+
+int guardian_start(struct guardian *g, struct loader *l, struct mcpt_signer *signer,
+		   uid_t monitored)
+{
+	int keep[MAX_LINKS + 1], sv[2], err;
+	char b = 0;
+	size_t n;
+	pid_t pid;
+
+	g->pid = -1;
+	g->fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		mcpt_signer_free(signer);
+		n = loader__link_fds(l, keep, MAX_LINKS);
+		keep[n++] = sv[1];
+		qsort(keep, n, sizeof(keep[0]), cmp_int);
+		if (close_all_but(keep, n) || sandbox_enter(monitored))
+			_exit(127); /* no ready byte: the collector does not start */
+		guard(l, sv[1]);
+	}
+	err = pid < 0 ? -errno : 0;
+	close(sv[1]);
+	g->pid = pid;
+	g->fd = sv[0];
+	if (!err && read(sv[0], &b, 1) != 1) /* ready, once in its sandbox */
+		err = -ECHILD;
+	if (err)
+		guardian_abandon(g);
+	return err;
+}
+
+void guardian_release(struct guardian *g)
+{
+	char b = GUARD_DONE;
+
+	if (g->fd >= 0) {
+		if (write(g->fd, &b, 1) != 1)
+			p_warn("failed to release the guardian: %s", strerror(errno));
+		close(g->fd);
+		g->fd = -1;
+	}
+	if (g->pid > 0)
+		waitpid(g->pid, NULL, 0);
+	g->pid = -1;
+}
+
+void guardian_abandon(struct guardian *g)
+{
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+	if (g->pid > 0)
+		waitpid(g->pid, NULL, 0);
+	g->pid = -1;
+}
