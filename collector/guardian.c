@@ -1,12 +1,13 @@
 /*
  * guardian.c - the process that kills the recorded tree when the collector cannot: the
- * collector killed with SIGKILL or crashing. A launched COMMAND "must not go on unseen"
- * (--on-collector-exit kill), but PR_SET_PDEATHSIG reaches COMMAND alone, not the processes
- * it started.
+ * collector killed with SIGKILL or crashing. With --on-collector-exit kill (the default for a
+ * launched COMMAND, which "must not go on unseen"), the recorded tree must not outlive the
+ * recording; PR_SET_PDEATHSIG reaches a launched COMMAND alone, not the processes it started,
+ * and an attached process not at all.
  *
- * Forked once the BPF programs are attached, before the server starts. It keeps the links'
- * descriptors, so the programs stay attached and every fork of the tree is still tracked while
- * it works, and the tracked set's mapping; it closes every other descriptor (the trace, the
+ * Forked once the BPF programs are attached, before the server starts or is attached to. It keeps
+ * the links' descriptors, so the programs stay attached and every fork of the tree is still tracked
+ * while it works, and the tracked set's mapping; it closes every other descriptor (the trace, the
  * channel, the control FIFO), wipes its copy of the signing key and enters the same sandbox as
  * the collector. It says it is ready, then blocks on its socket. The collector writes one byte
  * before it exits on its own terms; end of file without that byte means the collector is gone, and

@@ -507,10 +507,17 @@ size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgi
 		uint64_t bits = __atomic_load_n(&l->tracked_bits[w], __ATOMIC_RELAXED);
 
 		for (; bits; bits &= bits - 1, n++)
-			if (fn)
-				fn(ctx, w * 64 + (uint32_t)__builtin_ctzll(bits));
+			fn(ctx, w * 64 + (uint32_t)__builtin_ctzll(bits));
 	}
 	return n;
+}
+
+bool loader__tracked_empty(struct loader *l)
+{
+	for (uint32_t w = 0; w < MW_PID_WORDS; w++)
+		if (__atomic_load_n(&l->tracked_bits[w], __ATOMIC_RELAXED))
+			return false;
+	return true;
 }
 
 static void kill_one(void *ctx, uint32_t tgid)

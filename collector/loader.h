@@ -6,6 +6,7 @@
 #ifndef MW_COLLECTOR_LOADER_H
 #define MW_COLLECTOR_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,10 +35,12 @@ int loader__track(struct loader *l, pid_t tgid);
 /* Names the object (by st_dev and inode, as stat() reports them) whose bytes are captured for
  * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all. */
 int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head);
-/* Calls fn (when not NULL) for each tgid in the tracked set (processes alive), read from its
+/* Calls fn for each tgid in the tracked set (processes alive), read from its
  * bitmap: every member, however many, and a member that leaves meanwhile does not restart the
  * walk. Returns how many members it found. */
 size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx);
+/* Whether the tracked set is empty (stops at its first member). */
+bool loader__tracked_empty(struct loader *l);
 /* Sends SIGKILL to every process of the tracked set: one pass (a process forking meanwhile may
  * leave a child for the next). Returns how many it found. */
 size_t loader__kill_tracked(struct loader *l);

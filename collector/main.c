@@ -5,8 +5,8 @@
  *
  * The order is the one DESIGN.md section 10 fixes, but for the output: options (inherited fds
  * checked before we open any of our own), signing key, signal handling, output, control
- * channel, BPF (mounting tracefs only if a program needs it), the guardian (guardian.c: a
- * launched server's tree is killed even if we are), launch or attach, privilege drop
+ * channel, BPF (mounting tracefs only if a program needs it), the guardian (guardian.c: with
+ * --on-collector-exit kill, the tree is killed even if we are), launch or attach, privilege drop
  * (sandbox.c); then the recording loop, which needs nothing the sandbox took away. The output
  * comes before BPF so that waiting for a FIFO's reader holds no program attached to every
  * syscall on the host, and signal handling before the output so that INT, TERM or HUP can end
@@ -304,7 +304,7 @@ static int setup(struct collector *c)
 	if (!c->bpf)
 		return -errno;
 	c->session.bpf = c->bpf;
-	if (!c->opts.attach_pid && !c->opts.keep_server) {
+	if (!c->opts.keep_server) { /* kill: the default for a launched server */
 		err = guardian_start(&c->guard, c->bpf, c->signer, c->cred.uid);
 		if (err) {
 			p_err("failed to start the guardian process: %s", strerror(-err));

@@ -370,7 +370,7 @@ static bool lingering_over(struct session *s)
 {
 	if (!s->server_done)
 		return false;
-	if (loader__each_tracked(s->bpf, NULL, NULL) == 0)
+	if (loader__tracked_empty(s->bpf))
 		return true;
 	if (!s->attached && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) < 0 && errno == ECHILD)
 		return true;

@@ -135,14 +135,21 @@ class Faults(mwtest.E2ETestCase):
         self.assertTrue(alive(server))
         os.kill(server, signal.SIGKILL)
 
+    def swarm_trigger(self):
+        """mw_trigger where nobody can run it, and a token no other swarm has (what is left
+        of the swarm is killed at cleanup)."""
+        trigger = self.work.join("mw_trigger")
+        if not os.path.exists(trigger):
+            shutil.copy(mwevents.TRIGGER, trigger)
+            os.chmod(trigger, 0o755)
+        token = "mw-swarm-%d-%d" % (os.getpid(), time.monotonic_ns())
+        self.addCleanup(kill_token, token)
+        return trigger, token
+
     def start_swarm(self, pausers, chains, extra=()):
         """mw_trigger swarm under the collector (its stdout is the swarm's, as a server's
         is): returns the collector, once the swarm is up, and the swarm's token."""
-        trigger = self.work.join("mw_trigger")
-        shutil.copy(mwevents.TRIGGER, trigger)  # reachable by nobody
-        os.chmod(trigger, 0o755)
-        token = "mw-swarm-%d-%d" % (os.getpid(), time.monotonic_ns())
-        self.addCleanup(kill_token, token)
+        trigger, token = self.swarm_trigger()
         cmd = mwtest.collect_cmd(self.trace, self.keys,
                                  [trigger, "swarm", str(pausers), str(chains), token],
                                  extra=extra)
@@ -201,6 +208,27 @@ class Faults(mwtest.E2ETestCase):
         while time.time() < deadline and collector_pids():
             time.sleep(0.05)
         self.assertEqual(collector_pids(), [])
+
+    def test_collector_killed_kills_an_attached_tree_when_asked(self):
+        trigger, token = self.swarm_trigger()
+        swarm = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                  "--clear-groups", trigger, "swarm", "50", "0", token],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(swarm.stdout.close)
+        self.addCleanup(lambda: swarm.poll() is None and (swarm.kill(), swarm.wait()))
+        self.assertIn('"swarm"', swarm.stdout.readline())
+        p = subprocess.Popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace,
+                              "--pid", str(swarm.pid), "--on-collector-exit", "kill", "-v"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.stderr.close)
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
+        mwtest.wait_attached(p)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=10)
+        left = wait_token_gone(token)
+        self.assertEqual(len(left), 0, "process(es) of the tree outlived the killed collector")
+        swarm.wait(timeout=10)
 
     def test_disk_full(self):
         mnt = self.work.mkdir("small")
