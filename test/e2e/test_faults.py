@@ -59,7 +59,7 @@ def token_pids(token):
     return pids
 
 
-def kill_token(token, timeout=10):
+def kill_token(token, timeout=30):
     """SIGKILLs every process of the swarm until none is left (its chains fork meanwhile);
     returns how many were found at first."""
     first = None
@@ -165,12 +165,17 @@ class Faults(mwtest.E2ETestCase):
         return p, token
 
     def force_stop(self, p):
-        """Three TERMs, apart (signals of one kind pending together merge into one): the
-        third ends the recording without waiting, which kills the tree."""
-        for _ in range(3):
+        """TERM every 0.3 s until the collector ends: the third it reads ends the recording
+        without waiting, which kills the tree (signals of one kind that are pending together
+        merge into one, so three sent cannot be counted on as three read)."""
+        deadline = time.time() + 60
+        while p.poll() is None and time.time() < deadline:
             p.send_signal(signal.SIGTERM)
-            time.sleep(0.2)
-        return p.wait(timeout=60)
+            try:
+                p.wait(timeout=0.3)
+            except subprocess.TimeoutExpired:
+                pass
+        return p.wait(timeout=10)
 
     def test_forced_stop_kills_and_lists_every_process(self):
         # more processes than the collector once listed in one scan (4096)
