@@ -12,20 +12,17 @@
  * the collector. It says it is ready, then blocks on its socket. The collector writes one byte
  * before it exits on its own terms; end of file without that byte means the collector is gone, and
  * the guardian sends SIGKILL to every tracked process, pass after pass until none is left
- * (kill_tree's loop in session.c), for at most GUARD_WAIT_MS, and exits. The programs are detached
+ * (loader__kill_tracked, as the collector's own kill_tree), and exits. The programs are detached
  * when it exits.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/close_range.h>
 
@@ -35,18 +32,9 @@
 #include "mcpt.h"
 #include "sandbox.h"
 
-#define GUARD_WAIT_MS 2000
-#define GUARD_DONE    'd'
-#define GUARD_READY   'r'
-#define MAX_LINKS     64
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#define GUARD_DONE  'd'
+#define GUARD_READY 'r'
+#define MAX_LINKS   64
 
 /* Closes every descriptor but stderr and the sorted keep[n]; 0 and 1 become /dev/null. */
 static int close_all_but(const int *keep, size_t n)
@@ -73,7 +61,6 @@ static int cmp_int(const void *a, const void *b)
 static void __attribute__((noreturn)) guard(struct loader *l, int sock)
 {
 	char b = GUARD_READY;
-	uint64_t deadline;
 	size_t left;
 	ssize_t n;
 
@@ -83,9 +70,7 @@ static void __attribute__((noreturn)) guard(struct loader *l, int sock)
 		;
 	if (n == 1 && b == GUARD_DONE)
 		_exit(0);
-	deadline = now_ms() + GUARD_WAIT_MS;
-	while ((left = loader__kill_tracked(l)) > 0 && now_ms() < deadline)
-		poll(NULL, 0, 1);
+	left = loader__kill_tracked(l, LOADER_KILL_WAIT_MS, NULL, NULL);
 	if (left)
 		p_warn("the collector is gone; %zu recorded process(es) still alive after SIGKILL",
 		       left);
@@ -127,21 +112,6 @@ int guardian_start(struct guardian *g, struct loader *l, struct mcpt_signer *sig
 	return err;
 }
 
-void guardian_release(struct guardian *g)
-{
-	char b = GUARD_DONE;
-
-	if (g->fd >= 0) {
-		if (write(g->fd, &b, 1) != 1)
-			p_warn("failed to release the guardian: %s", strerror(errno));
-		close(g->fd);
-		g->fd = -1;
-	}
-	if (g->pid > 0)
-		waitpid(g->pid, NULL, 0);
-	g->pid = -1;
-}
-
 void guardian_abandon(struct guardian *g)
 {
 	if (g->fd >= 0)
@@ -150,4 +120,13 @@ void guardian_abandon(struct guardian *g)
 	if (g->pid > 0)
 		waitpid(g->pid, NULL, 0);
 	g->pid = -1;
+}
+
+void guardian_release(struct guardian *g)
+{
+	char b = GUARD_DONE;
+
+	if (g->fd >= 0 && write(g->fd, &b, 1) != 1)
+		p_warn("failed to release the guardian: %s", strerror(errno));
+	guardian_abandon(g); /* it has the byte: it exits without a kill */
 }

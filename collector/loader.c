@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -526,9 +528,23 @@ static void kill_one(void *ctx, uint32_t tgid)
 	kill((pid_t)tgid, SIGKILL);
 }
 
-size_t loader__kill_tracked(struct loader *l)
+size_t loader__kill_tracked(struct loader *l, unsigned int wait_ms, void (*between)(void *ctx),
+			    void *ctx)
 {
-	return loader__each_tracked(l, kill_one, NULL);
+	struct timespec start, now;
+	size_t left;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while ((left = loader__each_tracked(l, kill_one, NULL)) > 0) {
+		if (between)
+			between(ctx);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >=
+		    (long)wait_ms)
+			break;
+		poll(NULL, 0, 1);
+	}
+	return left;
 }
 
 size_t loader__link_fds(struct loader *l, int *out, size_t cap)

@@ -41,9 +41,15 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx);
 /* Whether the tracked set is empty (stops at its first member). */
 bool loader__tracked_empty(struct loader *l);
-/* Sends SIGKILL to every process of the tracked set: one pass (a process forking meanwhile may
- * leave a child for the next). Returns how many it found. */
-size_t loader__kill_tracked(struct loader *l);
+/* How long a kill of the tracked set waits for the set to be empty. */
+#define LOADER_KILL_WAIT_MS 2000
+/* Sends SIGKILL to every process of the tracked set, pass after pass until the set is empty or
+ * wait_ms has passed: a process that forks between a pass's scan and its own kill leaves a
+ * child (tracked at fork, before it runs) for the next pass, and a killed process leaves the
+ * set once its last thread has exited. between(ctx), when not NULL, runs after each pass.
+ * Returns how many members the last pass found (0: the tree is gone). */
+size_t loader__kill_tracked(struct loader *l, unsigned int wait_ms, void (*between)(void *ctx),
+			    void *ctx);
 /* The descriptors of the attached programs' links (a program stays attached while one is
  * open): up to cap into out; returns how many. */
 size_t loader__link_fds(struct loader *l, int *out, size_t cap);

@@ -30,7 +30,6 @@
 
 #define POLL_MS	       50 /* longest wait before draining what is below the wake-up mark */
 #define FORCED_STOP    3  /* the third INT/TERM/HUP stops recording without waiting */
-#define KILL_WAIT_MS   2000 /* how long kill_tree waits for the killed tree to be gone */
 /* Records drained per loop turn: a server flooding the ring must not starve signal forwarding,
  * the control channel, timed seals and loss accounting (the drain would otherwise run as
  * long as the flood does). */
@@ -455,27 +454,24 @@ static void record_alive(struct session *s)
 	loader__each_tracked(s->bpf, note_alive, s);
 }
 
+static void reap_between(void *ctx)
+{
+	reap(ctx); /* the killed orphans are ours: no zombie is left behind */
+}
+
 /* --on-collector-exit kill: the recording failed or was forced to stop, so nothing of the tree
- * may go on unseen. One pass cannot promise that: a process may fork between the scan and its
- * own kill. Its child is in the tracked set before it runs (the fork hook), so the next pass
- * finds it; a killed process leaves the set once its last thread has exited. Passes go on
- * until the set is empty, or KILL_WAIT_MS (a task stuck in the kernel dies when it returns). */
+ * may go on unseen (loader__kill_tracked: pass after pass, whatever forks meanwhile). */
 static void kill_tree(struct session *s)
 {
-	uint64_t deadline = now_ns(CLOCK_MONOTONIC) / 1000000 + KILL_WAIT_MS;
 	size_t left;
 
 	if (!s->server_done && s->server.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
-	while ((left = loader__kill_tracked(s->bpf)) > 0 &&
-	       now_ns(CLOCK_MONOTONIC) / 1000000 < deadline) {
-		reap(s); /* the killed orphans are ours: no zombie is left behind */
-		poll(NULL, 0, 1);
-	}
+	left = loader__kill_tracked(s->bpf, LOADER_KILL_WAIT_MS, reap_between, s);
 	reap(s);
 	if (left)
 		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
-		       KILL_WAIT_MS);
+		       LOADER_KILL_WAIT_MS);
 }
 
 static int wait_step(struct session *s)
