@@ -444,6 +444,7 @@ int policy__load_file(struct policy *p, const char *path, struct diag *d)
 	size_t len = 0;
 	int fd = -1, err;
 
+	p->compiled = false; /* its lists, macros and rules may change the others */
 	err = add_file(p, path, &f);
 	if (err)
 		goto cleanup;
@@ -484,9 +485,10 @@ static void warn_unset(const struct pol_compile *pc)
 
 int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct diag *d)
 {
-	struct pol_compile pc = {.vs = vs, .warn_unset = warn, .d = d};
+	struct pol_compile pc = {.vs = vs, .warn_unset = warn, .d = d, .vars_only = p->compiled};
 	int err = match_memo_size(&p->memo, 0), e; /* every test's old verdicts go */
 
+	p->compiled = false;
 	if (err)
 		return err;
 	pc.memo = p->memo;
@@ -508,6 +510,10 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 	}
 	warn_unset(&pc);
 	err = err ?: match_memo_size(&p->memo, pc.n_memo);
+	if (pc.vars_only) { /* the rest reads no variable: as the last compilation left it */
+		p->compiled = !err;
+		return err;
+	}
 	err = err ?: policy_check_bounds(p, d);
 	for (size_t i = 0; i < p->n_rules && !err; i++) {
 		policy_rule_subjects(p->rules[i]);
@@ -515,7 +521,9 @@ int policy__compile(struct policy *p, const struct vars *vs, bool warn, struct d
 		if (!warn && p->rules[i]->enabled)
 			policy_warn_unreachable(p->rules[i], d);
 	}
-	return err ?: policy_index_build(p);
+	err = err ?: policy_index_build(p);
+	p->compiled = !err;
+	return err;
 }
 
 size_t policy__enabled_rules(const struct policy *p)

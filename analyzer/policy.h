@@ -94,6 +94,7 @@ struct field_test {
 	 * when compiled outside a policy), the test's place in them */
 	struct match_memo *memo;
 	uint32_t memo_bit;
+	bool reads_vars; /* a value names a variable: compiled again with each set of them */
 };
 
 enum cond_kind {
@@ -187,6 +188,9 @@ struct policy {
 	struct pol_index index;
 	struct match_memo *memo; /* the verdicts of its glob tests (policy_memo.c) */
 	struct pol_names *names; /* lookups by name (policy_names.c) */
+	/* the last policy__compile succeeded and no file was loaded since: the next one only
+	 * compiles again the tests that read variables (policy.c) */
+	bool compiled;
 };
 
 struct attribution;
@@ -241,7 +245,9 @@ int policy__load_file(struct policy *p, const char *path, struct diag *d);
 
 /* Compiles every field test with the variables vs. A variable without a value makes its
  * patterns match nothing, with a warning when warn_unset is set (with a trace) and silently
- * otherwise (policy check). Returns 0 or -EINVAL / -ENOMEM. */
+ * otherwise (policy check). Once compiled, and until a file is loaded, compiling again (with
+ * the trace's variables) redoes only the tests that read a variable: the rest, the checks and
+ * the rule index do not depend on them. Returns 0 or -EINVAL / -ENOMEM. */
 int policy__compile(struct policy *p, const struct vars *vs, bool warn_unset, struct diag *d);
 
 /* Number of enabled rules. */
@@ -324,6 +330,7 @@ struct pol_compile {
 	struct match_memo *memo; /* the policy's, given to each glob test compiled */
 	uint32_t n_memo;	 /* glob tests compiled so far: the next one's memo_bit */
 	uint64_t n_values;	 /* values of the tests compiled so far, lists expanded */
+	bool vars_only;		 /* keep the values of tests that read no variable */
 };
 
 int cond_compile(struct cond *c, struct pol_compile *pc);

@@ -122,6 +122,7 @@ static int var_cb(void *ctx, const char *name, const char **val, size_t *len)
 	struct fcomp *fc = ctx;
 	int err = vars__get(fc->vs, name, val, len);
 
+	fc->t->reads_vars = true;
 	if (err == -ENODATA) {
 		snprintf(fc->unset, sizeof(fc->unset), "%s", name);
 		*val = "";
@@ -500,15 +501,19 @@ int field_test_compile(struct field_test *t, struct pol_compile *pc)
 		.t = t, .pc = pc, .vs = pc->vs, .warn_unset = pc->warn_unset, .d = pc->d};
 	int err;
 
-	fvalues_free(t);
-	err = count_values(&fc);
-	if (err)
-		return err;
-	err = push_values(&fc, t->src, t->n_src);
-	if (err)
-		return err;
-	if (fc.errors)
-		return -EINVAL;
+	if (!pc->vars_only || t->reads_vars) {
+		fvalues_free(t);
+		t->reads_vars = false;
+		err = count_values(&fc);
+		if (err)
+			return err;
+		err = push_values(&fc, t->src, t->n_src);
+		if (err)
+			return err;
+		if (fc.errors)
+			return -EINVAL;
+	}
+	t->memo = NULL;
 	if ((t->f->vk == VK_GLOB_PATH || t->f->vk == VK_GLOB_TEXT) && pc->memo) {
 		t->memo = pc->memo;
 		t->memo_bit = pc->n_memo++;

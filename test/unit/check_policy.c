@@ -516,6 +516,58 @@ START_TEST(unset_variable_never_matches)
 }
 END_TEST
 
+/* Compiled again with the trace's variables (analyze does it once the header is read): the
+ * tests that read a variable see its value, the others keep what the first compilation made,
+ * and a file loaded since makes the next compilation a whole one. */
+START_TEST(compile_again_with_variables)
+{
+	struct policy *p = policy__new();
+	struct vars *vs = vars__new();
+	struct diag d = {0};
+	const struct fvalue *kept;
+	const struct cond *c;
+	char err[128];
+	struct evx x;
+
+	in_tmpdir();
+	write_file("p.yaml", RULE("{any: [{path: \"${home}/.ssh/**\"}, {path: \"**/.aws/c\"}]}"));
+	ck_assert_int_eq(policy__load_file(p, "p.yaml", &d), 0);
+	ck_assert_int_eq(policy__compile(p, vs, false, &d), 0);
+	c = p->rules[0]->cond;
+	ck_assert_int_eq(c->kind, COND_ANY);
+	ck_assert(c->kids[0]->test->reads_vars);
+	ck_assert(!c->kids[1]->test->reads_vars);
+	kept = c->kids[1]->test->v;
+	ev_open(&x, "/home/u/.ssh/id", NULL, 0, 3);
+	ck_assert(!holds(p, &x));
+
+	ck_assert_int_eq(vars__set_arg(vs, "home=/home/u", err, sizeof(err)), 0);
+	ck_assert_int_eq(vars__from_header(vs, NULL), 0);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	ck_assert_msg(d.n == 0, "%s", diag_first(&d));
+	ck_assert_ptr_eq(c->kids[1]->test->v, kept);
+	ck_assert(holds(p, &x));
+	ev_open(&x, "/.ssh/id", NULL, 0, 3);
+	ck_assert(!holds(p, &x));
+	ev_open(&x, "/r/.aws/c", NULL, 0, 3);
+	ck_assert(holds(p, &x));
+	ck_assert_uint_eq(c->kids[0]->test->memo_bit, 0);
+	ck_assert_uint_eq(c->kids[1]->test->memo_bit, 1);
+
+	write_file("q.yaml", HDR "rules:\n- id: q\n  description: d\n  severity: low\n"
+				 "  category: c\n  condition: {op: openat}\n");
+	ck_assert_int_eq(policy__load_file(p, "q.yaml", &d), 0);
+	ck_assert(!p->compiled);
+	ck_assert_int_eq(policy__compile(p, vs, true, &d), 0);
+	ck_assert(p->compiled);
+	ck_assert_uint_eq(policy__enabled_rules(p), 2);
+	ck_assert(holds(p, &x));
+	diag_fini(&d);
+	vars__free(vs);
+	policy__free(p);
+}
+END_TEST
+
 /* A trace whose home is longer than a pattern may be: a warning, never a failed analysis. */
 START_TEST(huge_variable_value)
 {
@@ -648,6 +700,7 @@ Suite *policy_suite(void)
 	tcase_add_test(ev, eval_network);
 	tcase_add_test(ev, eval_macros_exceptions);
 	tcase_add_test(ev, unset_variable_never_matches);
+	tcase_add_test(ev, compile_again_with_variables);
 	tcase_add_test(ev, vars_set);
 	tcase_add_test(ev, huge_variable_value);
 	tcase_add_test(ev, rule_index);
