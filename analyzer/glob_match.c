@@ -30,31 +30,53 @@ bool glob_tok_accepts(const struct glob *g, const struct tok *t, uint8_t b)
 	}
 }
 
-/* The full per-byte tables of g (adv, stay) and its epsilon edges into tb. */
+/* The full per-byte tables of g (adv, stay) and its epsilon edges into tb. A literal sets one
+ * byte's bit; ?, *, ** and the directory loop accept every byte (but '/' for ? and * in a
+ * path), so their bits are gathered into columns set on all bytes in one pass at the end; only
+ * a class asks every byte value. */
 static void fill_byte_tables(const struct glob *g, uint64_t adv[256], uint64_t stay[256],
 			     struct glob_tables *tb)
 {
+	uint64_t adv_all = 0, stay_all = 0, adv_but_slash = 0, stay_but_slash = 0;
+	bool path = g->flags & GLOB_PATH;
+
 	for (size_t i = 0; i < g->n; i++) {
 		const struct tok *t = &g->toks[i];
 		uint64_t bit = 1ull << i;
-		bool loops = t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_LOOP;
 
-		if (t->kind == T_LIT) { /* most tokens: one byte, no loop, no epsilon edge */
+		switch (t->kind) {
+		case T_LIT: /* most tokens: one byte, no loop, no epsilon edge */
 			adv[t->c] |= bit;
-			continue;
-		}
-		for (unsigned b = 0; b < 256; b++) {
-			if (!glob_tok_accepts(g, t, (uint8_t)b))
-				continue;
-			if (loops)
-				stay[b] |= bit;
-			if (!loops || (t->kind == T_DIR_LOOP && b == '/'))
-				adv[b] |= bit;
-		}
-		if (t->kind == T_STAR || t->kind == T_DSTAR || t->kind == T_DIR_ENTRY)
+			break;
+		case T_ANY:
+			*(path ? &adv_but_slash : &adv_all) |= bit;
+			break;
+		case T_STAR:
+			*(path ? &stay_but_slash : &stay_all) |= bit;
 			tb->eps1 |= bit;
-		if (t->kind == T_DIR_ENTRY)
+			break;
+		case T_DSTAR:
+			stay_all |= bit;
+			tb->eps1 |= bit;
+			break;
+		case T_DIR_LOOP:
+			stay_all |= bit;
+			adv['/'] |= bit;
+			break;
+		case T_DIR_ENTRY: /* accepts no byte: two epsilon edges */
+			tb->eps1 |= bit;
 			tb->eps2 |= bit;
+			break;
+		case T_CLASS:
+			for (unsigned b = 0; b < 256; b++)
+				if (glob_tok_accepts(g, t, (uint8_t)b))
+					adv[b] |= bit;
+			break;
+		}
+	}
+	for (unsigned b = 0; b < 256; b++) {
+		adv[b] |= adv_all | (b == '/' ? 0 : adv_but_slash);
+		stay[b] |= stay_all | (b == '/' ? 0 : stay_but_slash);
 	}
 }
 
