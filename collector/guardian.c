@@ -14,12 +14,19 @@
  * the guardian sends SIGKILL to every tracked process, pass after pass until none is left
  * (loader__kill_tracked, as the collector's own kill_tree), and exits. The programs are detached
  * when it exits.
+ *
+ * Only SIGKILL (or a crash) ends it early. It leaves the collector's process group for one of
+ * its own, so a signal to that group (a job's timeout, a terminal's quit key) reaches the
+ * collector and the server but not the guardian, which then kills what the server left in other
+ * groups; it ignores every signal another process could send to end it but SIGKILL; and its
+ * name (comm) is mw-guardian, so `pkill mcpwitness` passes it by.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -56,6 +63,24 @@ static int close_all_but(const int *keep, size_t n)
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
+}
+
+/* Ignores the signals another process may send to end or stop it (SIGKILL and SIGSTOP cannot
+ * be); the faults of its own (SIGSEGV, SIGSYS, ...) keep their default. */
+static int ignore_outside_signals(void)
+{
+	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT,	SIGTERM, SIGUSR1, SIGUSR2,
+				   SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGTSTP, SIGTTIN,
+				   SIGTTOU, SIGXCPU, SIGXFSZ,	SIGIO,	 SIGPWR,  SIGSTKFLT};
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], &ign, NULL))
+			return -errno;
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sigaction(sig, &ign, NULL))
+			return -errno;
+	return 0;
 }
 
 static void __attribute__((noreturn)) guard(struct loader *l, int sock)
@@ -97,7 +122,8 @@ int guardian_start(struct guardian *g, struct loader *l, struct mcpt_signer *sig
 		n = loader__link_fds(l, keep, MAX_LINKS);
 		keep[n++] = sv[1];
 		qsort(keep, n, sizeof(keep[0]), cmp_int);
-		if (close_all_but(keep, n) || sandbox_enter(monitored))
+		if (close_all_but(keep, n) || setpgid(0, 0) || ignore_outside_signals() ||
+		    prctl(PR_SET_NAME, "mw-guardian", 0, 0, 0) || sandbox_enter(monitored))
 			_exit(127); /* no ready byte: the collector does not start */
 		guard(l, sv[1]);
 	}

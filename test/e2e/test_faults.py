@@ -146,15 +146,18 @@ class Faults(mwtest.E2ETestCase):
         self.addCleanup(kill_token, token)
         return trigger, token
 
-    def start_swarm(self, pausers, chains, extra=()):
+    def start_swarm(self, pausers, chains, extra=(), own_sessions=False):
         """mw_trigger swarm under the collector (its stdout is the swarm's, as a server's
-        is): returns the collector, once the swarm is up, and the swarm's token."""
+        is): returns the collector, once the swarm is up, and the swarm's token. With
+        own_sessions the collector leads a process group of its own and each pauser and chain
+        of the swarm starts a session of its own."""
         trigger, token = self.swarm_trigger()
+        swarm = [trigger, "swarm", str(pausers), str(chains), token]
         cmd = mwtest.collect_cmd(self.trace, self.keys,
-                                 [trigger, "swarm", str(pausers), str(chains), token],
-                                 extra=extra)
+                                 swarm + (["setsid"] if own_sessions else []), extra=extra)
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, process_group=0 if own_sessions
+                             else None)
         self.addCleanup(p.stderr.close)
         self.addCleanup(p.stdout.close)
         self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
@@ -213,6 +216,29 @@ class Faults(mwtest.E2ETestCase):
         while time.time() < deadline and collector_pids():
             time.sleep(0.05)
         self.assertEqual(collector_pids(), [])
+
+    def test_collector_group_killed_kills_the_tree(self):
+        # a signal to the collector's whole process group (a job's timeout, a terminal's quit
+        # key) ends the collector and the server; the guardian, in a group of its own, ignores
+        # all but SIGKILL and kills what the server left in sessions of its own
+        for sig in (signal.SIGKILL, signal.SIGQUIT):
+            with self.subTest(signal=sig.name):
+                self.trace = self.work.join("group-%s.mcpt" % sig.name)
+                p, token = self.start_swarm(50, 4, own_sessions=True)
+                guardians = [g for g in collector_pids() if g != p.pid]
+                self.assertEqual(len(guardians), 1)
+                with open("/proc/%d/comm" % guardians[0]) as f:
+                    self.assertEqual(f.read(), "mw-guardian\n")
+                self.assertEqual(os.getpgid(guardians[0]), guardians[0])
+                os.killpg(p.pid, sig)
+                p.wait(timeout=10)
+                left = wait_token_gone(token)
+                self.assertEqual(len(left), 0, "process(es) of the tree outlived the collector")
+                self.assertIn("the recorded processes were killed", p.stderr.read())
+                deadline = time.time() + 5  # and the guardian ends
+                while time.time() < deadline and collector_pids():
+                    time.sleep(0.05)
+                self.assertEqual(collector_pids(), [])
 
     def test_collector_killed_kills_an_attached_tree_when_asked(self):
         trigger, token = self.swarm_trigger()

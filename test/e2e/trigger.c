@@ -6,7 +6,9 @@
  *   mw_trigger flood P T N      P processes x T threads, N failing openat each (ring overflow)
  *   mw_trigger busy             an unrelated busy process: opens a file in a loop until killed
  *   mw_trigger hold             the attach-mode target (see trigger_net.c)
- *   mw_trigger swarm P C TOKEN  P pausing children and C growing chains (trigger_proc.c)
+ *   mw_trigger swarm P C TOKEN [setsid]
+ *                               P pausing children and C growing chains, with setsid each in
+ *                               a session of its own (trigger_proc.c)
  *   mw_trigger exit0            exits 0 at once (an exec target)
  *
  * Exit status: 0 when every step ran, 1 for an unknown step, 3 when a step's setup failed.
@@ -274,7 +276,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: mw_trigger STEP... | flood P T N | busy | hold | "
-				"swarm P C TOKEN | exit0\n");
+				"swarm P C TOKEN [setsid] | exit0\n");
 		return 1;
 	}
 	if (!strcmp(argv[1], "exit0"))

@@ -403,28 +403,33 @@ static void swarm_chain(void)
 		pause();
 }
 
-/* mode_swarm PAUSERS CHAINS TOKEN: PAUSERS children that pause, CHAINS growing chains, then one
- * line {"step":"swarm",...} on stdout, then pauses. TOKEN only marks every process's argv, so
- * that a test finds whatever is left of the tree in /proc. */
+/* mode_swarm PAUSERS CHAINS TOKEN [setsid]: PAUSERS children that pause, CHAINS growing chains,
+ * then one line {"step":"swarm",...} on stdout, then pauses. With setsid each pauser and each
+ * chain starts a session (and process group) of its own, as daemons do. TOKEN only marks every
+ * process's argv, so that a test finds whatever is left of the tree in /proc. */
 int mode_swarm(int argc, char **argv)
 {
+	bool own_sessions = argc == 4 && !strcmp(argv[3], "setsid");
 	int pausers, chains;
 	struct out o;
 
-	if (argc != 3)
+	if (argc != 3 && !own_sessions)
 		return 1;
 	pausers = atoi(argv[0]);
 	chains = atoi(argv[1]);
 	if (pausers < 0 || chains < 0)
 		return 1;
-	for (int i = 0; i < pausers; i++)
-		spawn_pauser();
-	for (int i = 0; i < chains; i++) {
+	for (int i = 0; i < pausers + chains; i++) {
 		pid_t pid = fork();
 
 		must(pid >= 0, "fork");
-		if (pid == 0)
+		if (pid != 0)
+			continue;
+		must(!own_sessions || setsid() >= 0, "setsid");
+		if (i >= pausers)
 			swarm_chain();
+		for (;;)
+			pause();
 	}
 	out_begin(&o, "swarm");
 	out_int(&o, "pausers", pausers);
