@@ -45,18 +45,25 @@ def child_pids(pid):
         return []
 
 
-def token_pids(token):
-    """The live processes whose argv holds token: what is left of an mw_trigger swarm."""
+def live_pids(matches):
+    """The live processes for which matches(pid) holds (an OSError reading /proc: it does
+    not, the process is gone)."""
     pids = []
     for d in os.listdir("/proc"):
         try:
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                argv = f.read().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if token.encode() in argv and alive(int(d)):
-            pids.append(int(d))
+            if d.isdigit() and matches(int(d)) and alive(int(d)):
+                pids.append(int(d))
+        except OSError:
+            pass
     return pids
+
+
+def token_pids(token):
+    """The live processes whose argv holds token: what is left of an mw_trigger swarm."""
+    def has_token(pid):
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return token.encode() in f.read().split(b"\0")
+    return live_pids(has_token)
 
 
 def kill_token(token, timeout=30):
@@ -81,14 +88,7 @@ def kill_token(token, timeout=30):
 def collector_pids():
     """Processes running the collector's binary (a guardian is one)."""
     exe = os.path.realpath(mwtest.COLLECT)
-    pids = []
-    for d in os.listdir("/proc"):
-        try:
-            if d.isdigit() and os.readlink("/proc/%s/exe" % d) == exe and alive(int(d)):
-                pids.append(int(d))
-        except OSError:
-            pass
-    return pids
+    return live_pids(lambda pid: os.readlink("/proc/%d/exe" % pid) == exe)
 
 
 def wait_token_gone(token, timeout=5):
