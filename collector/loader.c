@@ -381,6 +381,31 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 	return mount_tracefs_if_needed(l);
 }
 
+/* The kernel's BTF (5 MiB here) is parsed by disable_missing_hooks, by the main object's load
+ * and by each copy's, two at a time or more, in threads: the largest temporaries of the load,
+ * each a fresh mapping under glibc's defaults, whose every page faults in again (70 ms a parse
+ * where faults are dear, 4 ms for the parse itself). While loading, one arena for every thread
+ * and thresholds above those blocks keep them on the heap, where each parse reuses the pages of
+ * the last; once loaded, the heap's free pages go back to the kernel and recording runs with
+ * blocks over 128 KiB in mappings given back on free, so the collector's RSS does not keep
+ * what loading used (10 MiB of its peak, measured, when glibc's moving threshold left a BTF
+ * block on the heap). Under AddressSanitizer, whose allocator refuses this tuning, nothing. */
+static void load_heap_begin(void)
+{
+	if ((!mallopt(M_ARENA_MAX, 1) || !mallopt(M_MMAP_THRESHOLD, 64 << 20) ||
+	     !mallopt(M_TRIM_THRESHOLD, 256 << 20)) &&
+	    !MW_OWN_ALLOCATOR)
+		p_warn("mallopt failed: loading may take longer");
+}
+
+static void load_heap_end(void)
+{
+	malloc_trim(0);
+	if ((!mallopt(M_TRIM_THRESHOLD, 128 * 1024) || !mallopt(M_MMAP_THRESHOLD, 128 * 1024)) &&
+	    !MW_OWN_ALLOCATOR)
+		p_warn("mallopt failed: recording may take more memory");
+}
+
 struct loader *loader__new(const struct loader_opts *o)
 {
 	struct loader *l = calloc(1, sizeof(*l));
@@ -388,13 +413,7 @@ struct loader *loader__new(const struct loader_opts *o)
 
 	if (!l)
 		return NULL;
-	/* The kernel's BTF (megabytes), parsed by disable_missing_hooks and again by libbpf's
-	 * relocation, is the largest temporary of the load. glibc raises its mmap threshold when a
-	 * first such block is freed, so the second would land on the heap and stay in the
-	 * collector's RSS after its free (10 MiB of its peak, measured): a fixed threshold keeps
-	 * both in mappings given back on free. */
-	if (!mallopt(M_MMAP_THRESHOLD, 128 * 1024) && !MW_OWN_ALLOCATOR)
-		p_warn("mallopt(M_MMAP_THRESHOLD) failed: loading may take more memory");
+	load_heap_begin();
 	l->on_record = o->on_record;
 	l->ctx = o->ctx;
 	l->skel = mcpwitness__open();
@@ -430,6 +449,7 @@ struct loader *loader__new(const struct loader_opts *o)
 		goto fail;
 	}
 	close_parts(l);
+	load_heap_end();
 	err = mcpwitness__attach(l->skel);
 	if (err) {
 		p_err("failed to attach the BPF programs: %s", strerror(-err));
