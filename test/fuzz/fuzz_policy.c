@@ -2,10 +2,13 @@
  * fuzz_policy.c - libFuzzer target for the policy loader (the YAML a user hands `analyze -p` and
  * `policy check`): arbitrary bytes as one policy file, or two when the input holds a NUL byte
  * (the second merged over the first: overrides, list and macro references across files), then
- * compiled as `policy check` does (no variables) and as `analyze` does (variables from a
- * header). What must hold on every input: a load or compile that fails says why (at least one
- * error), and every diagnostic is one line of printable text that names the file, line and
- * column ("FILE:LINE:COL: ..."), or the file alone for what concerns all of it.
+ * compiled as `policy check` does (no variables) and as `analyze` does (checked without
+ * variables, then compiled again with a header's). What must hold on every input: a load or
+ * compile that fails says why (at least one error), and every diagnostic is one line of
+ * printable text that names the file, line and column ("FILE:LINE:COL: ..."), or the file
+ * alone for what concerns all of it. And the second compilation, which redoes only the tests
+ * that read a variable, leaves every test as one compilation with those variables makes it:
+ * the same values, each deciding a few probe strings the same way.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "glob.h"
 #include "policy.h"
 #include "vars.h"
 
@@ -67,22 +71,94 @@ static void check_diag(const struct diag *d, const char *const paths[2], int err
 	}
 }
 
-static void load_and_compile(const char *const paths[2], const struct vars *vs, bool warn)
+/* Loads the files into a new policy and compiles it with each of vs[0..n); NULL when a load
+ * or the last compilation fails (its result in *err). */
+static struct policy *load_and_compile(const char *const paths[2], const struct vars *const *vs,
+				       size_t n, bool warn, int *err)
 {
 	struct policy *p = policy__new();
 	struct diag d = {0};
-	int err = 0;
 
+	*err = 0;
 	if (!p)
-		return;
-	for (size_t i = 0; i < 2 && paths[i] && !err; i++)
-		err = policy__load_file(p, paths[i], &d);
-	if (!err)
-		err = policy__compile(p, vs, warn, &d);
-	if (err != -ENOMEM)
-		check_diag(&d, paths, err);
+		return NULL;
+	for (size_t i = 0; i < 2 && paths[i] && !*err; i++)
+		*err = policy__load_file(p, paths[i], &d);
+	for (size_t i = 0; i < n && !*err; i++)
+		*err = policy__compile(p, vs[i], warn && i == n - 1, &d);
+	if (*err != -ENOMEM)
+		check_diag(&d, paths, *err);
 	diag_fini(&d);
-	policy__free(p);
+	if (*err) {
+		policy__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static const char *const probes[] = {
+	"", "/home/u/.ssh/id_rsa", "/home/u/project/a.txt", "/tmp/x", "/etc/passwd", "curl -s x",
+};
+
+static void same_test(const struct field_test *a, const struct field_test *b)
+{
+	if (a->n != b->n || a->memo_bit != b->memo_bit)
+		abort();
+	for (size_t i = 0; i < a->n; i++) {
+		const struct fvalue *x = &a->v[i], *y = &b->v[i];
+
+		if (x->never != y->never || !x->glob != !y->glob || x->lo != y->lo ||
+		    x->hi != y->hi)
+			abort();
+		/* a test kept from the check, or compiled again, that decides otherwise */
+		for (size_t k = 0; x->glob && k < sizeof(probes) / sizeof(probes[0]); k++)
+			if (glob_match(x->glob, (const uint8_t *)probes[k], strlen(probes[k])) !=
+			    glob_match(y->glob, (const uint8_t *)probes[k], strlen(probes[k])))
+				abort();
+	}
+}
+
+/* Walks two conditions of the same source together (a macro's body is compared with the
+ * policy's macros, not through each use). */
+static void same_cond(const struct cond *a, const struct cond *b)
+{
+	if (a->kind != b->kind || a->n != b->n)
+		abort();
+	if (a->kind == COND_FIELD)
+		same_test(a->test, b->test);
+	for (size_t i = 0; i < a->n; i++)
+		same_cond(a->kids[i], b->kids[i]);
+}
+
+static void same_policy(const struct policy *a, const struct policy *b)
+{
+	if (a->n_rules != b->n_rules || a->n_macros != b->n_macros)
+		abort();
+	for (size_t i = 0; i < a->n_macros; i++)
+		same_cond(a->macros[i]->cond, b->macros[i]->cond);
+	for (size_t i = 0; i < a->n_rules; i++) {
+		same_cond(a->rules[i]->cond, b->rules[i]->cond);
+		for (size_t j = 0; j < a->rules[i]->n_exceptions; j++)
+			same_cond(a->rules[i]->exceptions[j].cond, b->rules[i]->exceptions[j].cond);
+	}
+}
+
+/* As `policy check` (no variables), as `analyze` (no variables, then hdr's), and once with
+ * hdr's: the last two must agree. */
+static void compile_as_commands(const char *const paths[2], const struct vars *none,
+				const struct vars *hdr)
+{
+	const struct vars *check[] = {none}, *analyze[] = {none, hdr}, *once[] = {hdr};
+	struct policy *twice, *single;
+	int err;
+
+	policy__free(load_and_compile(paths, check, 1, false, &err));
+	twice = load_and_compile(paths, analyze, 2, true, &err);
+	single = load_and_compile(paths, once, 1, true, &err);
+	if (twice && single)
+		same_policy(twice, single);
+	policy__free(twice);
+	policy__free(single);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -106,8 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    vars__set_arg(hdr, "workspace=/home/u/project", err, sizeof(err)) ||
 	    vars__set_arg(hdr, "tmp=/tmp", err, sizeof(err)))
 		abort();
-	load_and_compile(paths, none, false); /* policy check */
-	load_and_compile(paths, hdr, true);   /* analyze, with a trace's variables */
+	compile_as_commands(paths, none, hdr);
 	close(fd1);
 	if (fd2 >= 0)
 		close(fd2);
