@@ -18,12 +18,14 @@
  * Only SIGKILL (or a crash) ends it early. It leaves the collector's process group for one of
  * its own, so a signal to that group (a job's timeout, a terminal's quit key) reaches the
  * collector and the server but not the guardian, which then kills what the server left in other
- * groups; it ignores every signal another process could send to end it but SIGKILL; and its
- * name (comm) is mw-guardian, so `pkill mcpwitness` passes it by.
+ * groups; it ignores every signal another process could send to end it but SIGKILL; and it is
+ * named mw-guardian, its name and its command line, so that pkill, pkill -f and killall of the
+ * collector's name or command pass it by.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -83,6 +85,38 @@ static int ignore_outside_signals(void)
 	return 0;
 }
 
+/* Names the process mw-guardian: its name (comm), and its command line, whose bytes (the
+ * collector's argv, between arg_start and arg_end of /proc/self/stat) it overwrites. */
+static int rename_process(void)
+{
+	static const char name[] = "mw-guardian";
+	unsigned long start, end;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	if (prctl(PR_SET_NAME, name, 0, 0, 0))
+		return -errno;
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* after the name, which may hold spaces and parentheses, field 3 follows the first space:
+	 * arg_start (field 48) and arg_end (49) follow the 46th */
+	p = strrchr(buf, ')');
+	for (int spaces = 0; p && spaces < 46; spaces++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %lu %lu", &start, &end) != 2 || end <= start + sizeof(name))
+		return -EPROTO;
+	memset((void *)start, 0, end - start);
+	memcpy((void *)start, name, sizeof(name));
+	return 0;
+}
+
 static void __attribute__((noreturn)) guard(struct loader *l, int sock)
 {
 	char b = GUARD_READY;
@@ -123,7 +157,7 @@ int guardian_start(struct guardian *g, struct loader *l, struct mcpt_signer *sig
 		keep[n++] = sv[1];
 		qsort(keep, n, sizeof(keep[0]), cmp_int);
 		if (close_all_but(keep, n) || setpgid(0, 0) || ignore_outside_signals() ||
-		    prctl(PR_SET_NAME, "mw-guardian", 0, 0, 0) || sandbox_enter(monitored))
+		    rename_process() || sandbox_enter(monitored))
 			_exit(127); /* no ready byte: the collector does not start */
 		guard(l, sv[1]);
 	}

@@ -229,6 +229,8 @@ class Faults(mwtest.E2ETestCase):
                 self.assertEqual(len(guardians), 1)
                 with open("/proc/%d/comm" % guardians[0]) as f:
                     self.assertEqual(f.read(), "mw-guardian\n")
+                with open("/proc/%d/cmdline" % guardians[0], "rb") as f:
+                    self.assertEqual(f.read().rstrip(b"\0"), b"mw-guardian")
                 self.assertEqual(os.getpgid(guardians[0]), guardians[0])
                 os.killpg(p.pid, sig)
                 p.wait(timeout=10)
