@@ -85,35 +85,52 @@ static int ignore_outside_signals(void)
 	return 0;
 }
 
-/* Names the process mw-guardian: its name (comm), and its command line, whose bytes (the
- * collector's argv, between arg_start and arg_end of /proc/self/stat) it overwrites. */
-static int rename_process(void)
+/* The bounds of the process's command line (arg_start, arg_end of /proc/self/stat): 0 or
+ * -errno. */
+static int cmdline_bounds(unsigned long *start, unsigned long *end)
 {
-	static const char name[] = "mw-guardian";
-	unsigned long start, end;
 	char buf[1024], *p;
 	ssize_t n;
-	int fd;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 
-	if (prctl(PR_SET_NAME, name, 0, 0, 0))
-		return -errno;
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return -EIO;
+		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
 	/* after the name, which may hold spaces and parentheses, field 3 follows the first space:
 	 * arg_start (field 48) and arg_end (49) follow the 46th */
 	p = strrchr(buf, ')');
 	for (int spaces = 0; p && spaces < 46; spaces++)
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %lu %lu", &start, &end) != 2 || end <= start + sizeof(name))
+	if (!p || sscanf(p, " %lu %lu", start, end) != 2 || *end <= *start)
 		return -EPROTO;
+	return 0;
+}
+
+/* Names the process mw-guardian: its name (comm), and its command line, whose bytes (the
+ * collector's argv) it overwrites, cut to their length. A command line it cannot find keeps
+ * the collector's, with a warning: the guardian works the same. */
+static int rename_process(void)
+{
+	static const char name[] = "mw-guardian";
+	unsigned long start, end;
+	size_t keep;
+	int err;
+
+	if (prctl(PR_SET_NAME, name, 0, 0, 0))
+		return -errno;
+	err = cmdline_bounds(&start, &end);
+	if (err) {
+		p_warn("the guardian keeps the collector's command line: %s", strerror(-err));
+		return 0;
+	}
+	/* the name and its NUL, or what fits before the area's last byte, left NUL */
+	keep = end - start - 1 < sizeof(name) ? end - start - 1 : sizeof(name);
 	memset((void *)start, 0, end - start);
-	memcpy((void *)start, name, sizeof(name));
+	memcpy((void *)start, name, keep);
 	return 0;
 }
 
