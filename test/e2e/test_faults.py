@@ -91,6 +91,15 @@ def collector_pids():
     return live_pids(lambda pid: os.readlink("/proc/%d/exe" % pid) == exe)
 
 
+def wait_collectors_gone(timeout=5):
+    """Waits for every process of the collector's binary (a guardian ending) to be gone;
+    returns those left."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and collector_pids():
+        time.sleep(0.05)
+    return collector_pids()
+
+
 def wait_token_gone(token, timeout=5):
     deadline = time.time() + timeout
     while time.time() < deadline and token_pids(token):
@@ -156,8 +165,8 @@ class Faults(mwtest.E2ETestCase):
         cmd = mwtest.collect_cmd(self.trace, self.keys,
                                  swarm + (["setsid"] if own_sessions else []), extra=extra)
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, process_group=0 if own_sessions
-                             else None)
+                             stderr=subprocess.PIPE, text=True,
+                             process_group=0 if own_sessions else None)
         self.addCleanup(p.stderr.close)
         self.addCleanup(p.stdout.close)
         self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
@@ -212,10 +221,7 @@ class Faults(mwtest.E2ETestCase):
         self.assertEqual(len(left), 0, "process(es) of the tree outlived the killed collector")
         self.assertIn("the recorded processes were killed", p.stderr.read())
         # and the guardian itself ends, so the programs it kept attached go
-        deadline = time.time() + 5
-        while time.time() < deadline and collector_pids():
-            time.sleep(0.05)
-        self.assertEqual(collector_pids(), [])
+        self.assertEqual(wait_collectors_gone(), [])
 
     def test_collector_group_killed_kills_the_tree(self):
         # a signal to the collector's whole process group (a job's timeout, a terminal's quit
@@ -237,10 +243,7 @@ class Faults(mwtest.E2ETestCase):
                 left = wait_token_gone(token)
                 self.assertEqual(len(left), 0, "process(es) of the tree outlived the collector")
                 self.assertIn("the recorded processes were killed", p.stderr.read())
-                deadline = time.time() + 5  # and the guardian ends
-                while time.time() < deadline and collector_pids():
-                    time.sleep(0.05)
-                self.assertEqual(collector_pids(), [])
+                self.assertEqual(wait_collectors_gone(), [])  # and the guardian ends
 
     def test_collector_killed_kills_an_attached_tree_when_asked(self):
         trigger, token = self.swarm_trigger()
