@@ -91,20 +91,23 @@ def collector_pids():
     return live_pids(lambda pid: os.readlink("/proc/%d/exe" % pid) == exe)
 
 
-def wait_collectors_gone(timeout=5):
-    """Waits for every process of the collector's binary (a guardian ending) to be gone;
-    returns those left."""
+def wait_none(find, timeout=5):
+    """Polls find() (a list of pids) until it is empty or timeout passes; returns what it
+    found last."""
     deadline = time.time() + timeout
-    while time.time() < deadline and collector_pids():
+    while time.time() < deadline and find():
         time.sleep(0.05)
-    return collector_pids()
+    return find()
 
 
-def wait_token_gone(token, timeout=5):
-    deadline = time.time() + timeout
-    while time.time() < deadline and token_pids(token):
-        time.sleep(0.05)
-    return token_pids(token)
+def wait_collectors_gone():
+    """The collector's processes left once its guardian had time to end."""
+    return wait_none(collector_pids)
+
+
+def wait_token_gone(token):
+    """The swarm's processes left once it had time to be killed."""
+    return wait_none(lambda: token_pids(token))
 
 
 class Faults(mwtest.E2ETestCase):
