@@ -19,8 +19,10 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               loop, rotated per repetition: the out-of-tree overhead's floor.
   progstats   per BPF program run_time_ns / run_cnt (kernel.bpf_stats_enabled=1), for tracked
               and untracked tasks (enabled for this section only: stats cost time themselves),
-              on the openat, stdio and connect loops and on two loops of its own
-              (wl_pathcall.c: chmod, sendto) whose calls have the tamper check's entry stash.
+              on the openat, stdio and connect loops, on two loops of its own (wl_pathcall.c:
+              chmod, sendto) whose calls have the tamper check's entry stash, and on two that
+              price a tracked syscall's base costs (wl_basecall.c: getppid, which has no
+              handler; bpf, refused at once, whose record holds integers only).
               Unless --no-reference, also the minimal tracer's programs on the openat loop, and
               both tracers' BPF time per loop iteration.
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
@@ -66,11 +68,14 @@ NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-grou
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
 ITERS = {"openat": 200000, "forkexec": 1500, "connect": 20000, "stdio": 200000, "mcp": 2000,
-         "chmod": 200000, "sendto": 200000}
-# Syscalls per iteration of the progstats loops (openat + close; write; socket + connect + close;
-# chmod; sendto). chmod and sendto (wl_pathcall.c) are there for the cost of the tamper check's
-# entry stash on calls other than the opens; no other section runs them.
-PROGSTATS_CALLS = {"openat": 2, "stdio": 1, "connect": 3, "chmod": 1, "sendto": 1}
+         "chmod": 200000, "sendto": 200000, "getppid": 200000, "bpf": 200000}
+# Syscalls per iteration of the progstats loops (openat + close; write; socket + setsockopt +
+# connect + close; chmod; sendto; getppid; bpf). chmod and sendto (wl_pathcall.c) are there for
+# the cost of the tamper check's entry stash on calls other than the opens, getppid and bpf
+# (wl_basecall.c) for a tracked call with no handler and for the cheapest record; no other
+# section runs them.
+PROGSTATS_CALLS = {"openat": 2, "stdio": 1, "connect": 4, "chmod": 1, "sendto": 1, "getppid": 1,
+                   "bpf": 1}
 # strace is 10-100x slower: fewer iterations keep a repetition under ~10 s (per-iteration
 # figures are compared, so the counts need not match).
 STRACE_DIV = {"openat": 20, "forkexec": 2, "connect": 10, "stdio": 20, "mcp": 4}
@@ -127,7 +132,8 @@ class Bench:
         self.bin = self.j("bin")
         os.mkdir(self.bin)
         for name in ("wl_openat", "wl_forkexec", "wl_connect", "wl_stdio", "wl_mcp",
-                     "wl_pathcall", "evgen", "bench_listener", "gentrace", "tracestat"):
+                     "wl_pathcall", "wl_basecall", "evgen", "bench_listener", "gentrace",
+                     "tracestat"):
             shutil.copy(os.path.join(self.build, "test", "bench", name), self.bin)
         shutil.copy(os.path.join(SRC, "test", "bench", "mcp_server.py"), self.bin)
         os.chmod(self.bin, 0o755)
@@ -182,6 +188,8 @@ class Bench:
             return [b + "/wl_pathcall", str(iters), "chmod", self.data + "/chmod.txt"]
         if wl == "sendto":
             return [b + "/wl_pathcall", str(iters), "sendto"]
+        if wl in ("getppid", "bpf"):
+            return [b + "/wl_basecall", str(iters), wl]
         raise ValueError(wl)
 
     def trace_path(self, tag):
@@ -455,14 +463,22 @@ class Bench:
               "loop runs,\nso 'tracked ns/run' mixes in untracked runs (more of them the busier "
               "the machine).\nPer tracked syscall, with the window's other runs charged at the "
               "untracked rate:")
-        print("%-9s %-28s %16s %12s" % ("workload", "program", "ns/tracked call", "calls"))
+        print("%-9s %-28s %16s %12s %14s" % ("workload", "program", "ns/tracked call", "calls",
+                                              "ns/iteration"))
         for wl, progs in rows.items():
             for name in ("mw_dispatch_enter", "mw_dispatch_exit"):
                 r = progs.get(name)
                 est = tracked_only(r, self.tracked_calls(wl)) if r else None
                 if est:
-                    print("%-9s %-28s %16.0f %12d" % (wl, name, est[0], est[1]))
+                    print("%-9s %-28s %16.0f %12d %14.0f" % (wl, name, est[0], est[1],
+                                                             est[0] * PROGSTATS_CALLS[wl]))
                     r["tracked_only"] = est
+        base = [rows.get(wl, {}).get("mw_dispatch_exit", {}).get("tracked_only")
+                for wl in ("getppid", "bpf")]
+        if all(base):
+            print("A record of integers (bpf) costs its exit %.0f ns more than a tracked call "
+                  "with no handler (getppid): begun, copied into the ring, committed." %
+                  (base[1][0] - base[0][0]))
         if ref:
             self.progstats_minimal_print(ref, rows["openat"])
 
