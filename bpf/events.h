@@ -45,6 +45,9 @@ enum mw_slot {
 #define MW_MAX_SYSCALLS 512   /* slots of the dispatchers' program arrays (syscall numbers) */
 #define MW_FOREIGN_SLOT (MW_MAX_SYSCALLS - 1) /* sys_enter_progs: the foreign-ABI recorder, not
 					       * a syscall (native numbers stay below it) */
+#define MW_SHARED_PATH1_EXIT 0 /* shared_progs: file calls with one path that open nothing */
+#define MW_SHARED_PATH2_EXIT 1 /* shared_progs: renames and hard links (two paths) */
+#define MW_SHARED_SLOTS	     2
 #define MW_PID_WORDS	(4194304 / 64) /* words of the tracked_bits map: PID_MAX_LIMIT bits */
 
 /* Event flags. The low bits are per slot: bit s means slot s was cut short (TRUNC) or could not

@@ -17,15 +17,31 @@
 #define MW_MAX_TRACKED	 65536
 #define MW_RINGBUF_BYTES (16u << 20)
 
-/* Scratch layout per CPU: the record being built, then a buffer the path walk fills backwards.
- * Slot appends mask their offset with MW_EVENT_MAX - 1 and read at most MW_DATA_MAX bytes, so
- * the record area is MW_EVENT_MAX + MW_DATA_MAX long. */
+/* Scratch layout per CPU: the record being built, then a buffer the path walk fills backwards,
+ * then what a handler hands a shared exit program (struct mw_shared_call). Slot appends mask
+ * their offset with MW_EVENT_MAX - 1 and read at most MW_DATA_MAX bytes, so the record area is
+ * MW_EVENT_MAX + MW_DATA_MAX long. */
 #define MW_SCRATCH_EVENT (MW_EVENT_MAX + MW_DATA_MAX)
 #define MW_SCRATCH_PATH	 (2 * MW_PATH_MAX)
+
+/* What a handler hands the program it shares with other handlers (shared_progs): the call
+ * its record is of, written into its CPU's scratch area just before the tail call. tid is the
+ * thread whose handler wrote it; the shared program takes a description only from the same
+ * thread's syscall, and clears it. */
+struct mw_shared_call {
+	__u32 tid;
+	__u16 op;    /* enum mw_op */
+	__s8 dfd_i;  /* the dirfd argument of the path (-1: AT_FDCWD) */
+	__u8 path_i; /* the path argument */
+	__s8 dfd2_i; /* the same for a second path (MW_SHARED_PATH2_EXIT) */
+	__u8 path2_i;
+	__u16 spec[4]; /* up to four integer arguments, by spec (MW_INT, MW_UINT, MW_LONG) */
+};
 
 struct mw_scratch {
 	__u8 event[MW_SCRATCH_EVENT];
 	__u8 path[MW_SCRATCH_PATH];
+	struct mw_shared_call call;
 };
 
 /* Read-only configuration, set by the collector between open and load. */
@@ -121,6 +137,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } sys_enter_progs SEC(".maps") __weak;
+
+/* Programs several handlers share (mw_shared_*, slots in events.h): one program verified once
+ * instead of a copy per syscall, reached by a tail call from each syscall's own small handler. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, MW_SHARED_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} shared_progs SEC(".maps") __weak;
 
 /* One scratch area per CPU. An ARRAY indexed by CPU (sized by the collector to the number of
  * possible CPUs) rather than a PERCPU_ARRAY, whose values are limited to 32 KiB. */

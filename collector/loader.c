@@ -36,8 +36,9 @@
 
 struct handler {
 	struct bpf_program *prog;
-	uint32_t nr;
+	uint32_t nr; /* its slot: the syscall's number, or MW_SHARED_* for a shared program */
 	bool enter;
+	bool shared;
 };
 
 /* The handlers are verified in parallel, in up to this many copies of the object (see
@@ -126,15 +127,36 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 
 /* Per-syscall handlers are not attached: they wait in the program arrays the dispatchers
  * tail-call through, at their syscall's number; the foreign-ABI recorder waits at
- * MW_FOREIGN_SLOT of the entry array. Returns true when prog is one (and records its slot). */
+ * MW_FOREIGN_SLOT of the entry array, and the exits several handlers share (file.bpf.c) in
+ * shared_progs, at their MW_SHARED_* slot. Returns true when prog is one (and records its
+ * slot). */
 static bool take_handler(struct loader *l, struct bpf_program *prog)
 {
 	static const char exit_prefix[] = "handle_sys_exit_", enter_prefix[] = "handle_sys_enter_";
+	static const struct {
+		const char *name;
+		uint32_t slot;
+	} shared[] = {
+		{ "mw_shared_path1_exit", MW_SHARED_PATH1_EXIT },
+		{ "mw_shared_path2_exit", MW_SHARED_PATH2_EXIT },
+	};
 	const char *name = bpf_program__name(prog);
 	bool enter = !strncmp(name, enter_prefix, sizeof(enter_prefix) - 1);
 	bool foreign = !strcmp(name, "handle_foreign_abi");
 	long nr;
 
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		if (strcmp(name, shared[i].name))
+			continue;
+		bpf_program__set_autoattach(prog, false);
+		if (l->n_handlers == MW_MAX_SYSCALLS) { /* cannot happen: ~150 programs */
+			bpf_program__set_autoload(prog, false);
+			loader_note(l, "program %s disabled: no room for it", name);
+			return true;
+		}
+		l->handlers[l->n_handlers++] = (struct handler){ prog, shared[i].slot, false, true };
+		return true;
+	}
 	if (!enter && !foreign && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
 		return false;
 	bpf_program__set_autoattach(prog, false);
@@ -161,12 +183,17 @@ static int place_handlers(struct loader *l)
 {
 	int exit_fd = bpf_map__fd(l->skel->maps.sys_exit_progs);
 	int enter_fd = bpf_map__fd(l->skel->maps.sys_enter_progs);
+	int shared_fd = bpf_map__fd(l->skel->maps.shared_progs);
 
 	for (size_t i = 0; i < l->n_handlers; i++) {
-		int fd = bpf_program__fd(l->handlers[i].prog);
+		const struct handler *h = &l->handlers[i];
+		int fd = bpf_program__fd(h->prog), map = exit_fd;
 
-		if (bpf_map_update_elem(l->handlers[i].enter ? enter_fd : exit_fd,
-					&l->handlers[i].nr, &fd, BPF_ANY))
+		if (h->shared)
+			map = shared_fd;
+		else if (h->enter)
+			map = enter_fd;
+		if (bpf_map_update_elem(map, &h->nr, &fd, BPF_ANY))
 			return -errno;
 	}
 	return 0;

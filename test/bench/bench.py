@@ -37,7 +37,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               icount time the packaged build's analyzer (see --analyzer).
   icount      instructions per event of verify and analyze under callgrind on a 200 000-event
               trace: unlike times, not moved by the machine's load (compare builds with it).
-  startup     collector: time from exec to the server's first instruction (= first event).
+  startup     collector: time from exec to the server's first instruction (= first event),
+              and what the kernel's verifier spends on each of its programs (verifstat.c).
   slowdisk    collector writing to a disk with slow syncs (slowdisk.py: 0, 20, 100 ms per sync,
               emulated by slowsync.c preloaded into it): the generator's achieved rate, events
               recorded and lost, seals and syncs, at the highest --rates up to 500 000/s.
@@ -755,6 +756,28 @@ class Bench:
         print("\n## Collector startup: exec to the server's first instruction")
         print("median %.2f s (min %.2f, max %.2f) over %d runs" % (s["median"], s["min"],
                                                                   s["max"], len(times)))
+        self.verifier_time()
+
+    def verifier_time(self):
+        """The verifier's time per program of the collector's object (verifstat.c): most of
+        the start, spread over the loading threads."""
+        tool = os.path.join(self.build, "test", "bench", "verifstat")
+        obj = os.path.join(self.build, "bpf", "mcpwitness.bpf.o")
+        r = subprocess.run([tool, obj], capture_output=True, text=True)
+        rows = [line.split() for line in r.stdout.splitlines()]
+        total = [f for f in rows if f and f[0] == "TOTAL"]
+        if r.returncode or not total:
+            log("verifstat failed: %s" % r.stderr.strip()[-300:])
+            return
+        progs = [(int(f[0]), int(f[2]), f[4]) for f in rows if len(f) == 5 and f[1] == "us"]
+        n, usec, insns = int(total[0][1]), int(total[0][3]), int(total[0][5])
+        self.results["sections"]["startup"]["verifier"] = {
+            "programs": n, "usec": usec, "insns": insns,
+            "top": [{"name": p[2], "usec": p[0], "insns": p[1]} for p in progs[:10]]}
+        print("verifier (verifstat, one load of the whole object, one thread): %d programs, "
+              "%.0f ms, %d instructions processed; the longest:" % (n, usec / 1000, insns))
+        for us, ins, name in progs[:5]:
+            print("  %8.1f ms %8d insns  %s" % (us / 1000, ins, name))
 
 
 # ---- helpers -------------------------------------------------------------------------------

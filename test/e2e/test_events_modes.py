@@ -392,13 +392,16 @@ class ParallelLoad(mwtest.E2ETestCase):
             self.skipTest("one CPU: the collector loads in one object only")
         single = self.arrays_of_a_collector({cpus[0]})
         parallel = self.arrays_of_a_collector(set(cpus))
-        self.assertEqual(sorted(single), ["sys_enter_progs", "sys_exit_progs"])
-        self.assertEqual(sorted(parallel), ["sys_enter_progs", "sys_exit_progs"])
+        names = ["shared_progs", "sys_enter_progs", "sys_exit_progs"]
+        self.assertEqual(sorted(single), names)
+        self.assertEqual(sorted(parallel), names)
         self.assertGreater(len(single["sys_exit_progs"]), 90)
         self.assertGreater(len(single["sys_enter_progs"]), 30)
+        # the exits shared by several calls: the one-path calls' and the two-path calls'
+        self.assertEqual(len(single["shared_progs"]), 2)
         for name in single:
             self.assertEqual(sorted(parallel[name]), sorted(single[name]), name)
-        ids = list(parallel["sys_exit_progs"].values()) + list(parallel["sys_enter_progs"].values())
+        ids = [i for name in names for i in parallel[name].values()]
         self.assertEqual(len(set(ids)), len(ids), "a program placed twice")
 
 
