@@ -36,7 +36,8 @@ static int by_time(const void *a, const void *b)
 	return (y->usec > x->usec) - (y->usec < x->usec);
 }
 
-static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int silent(enum libbpf_print_level level,
+							const char *fmt, va_list ap)
 {
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
