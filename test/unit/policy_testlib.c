@@ -2,6 +2,7 @@
  * policy_testlib.c - helpers of the policy suites (see policy_testlib.h).
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,15 @@ void in_tmpdir(void)
 
 void leave_tmpdir(void)
 {
-	static const char *const files[] = {"p.yaml", "a.yaml", "b.yaml", "c.yaml", "d.yaml"};
+	DIR *d = opendir(t_tmpdir);
+	struct dirent *de;
 
-	if (chdir(t_tmpdir) != 0)
-		return;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		unlink(files[i]);
+	if (d) { /* every file a test wrote, whatever its name */
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.')
+				unlinkat(dirfd(d), de->d_name, 0);
+		closedir(d);
+	}
 	if (chdir("/") == 0)
 		rmdir(t_tmpdir);
 	strcpy(t_tmpdir, "/tmp/mw-check-policy-XXXXXX"); /* for runs without fork */
