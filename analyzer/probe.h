@@ -49,6 +49,9 @@ struct probe_comm {
 	char comm[16];
 };
 
+/* Threads blocked in a connect at once that the probe remembers (probe_emit.c). */
+#define PROBE_CONNECTS_MAX 256
+
 /* Everything one generation's reader shares with the control loop (under probe.lock). */
 struct probe_gen {
 	struct probe *probe;
@@ -69,6 +72,9 @@ struct probe_gen {
 	bool seen_begin; /* a begin mark of this generation was read */
 	struct probe_comm comms[1024];
 	size_t n_comms, next_comm;
+	/* threads whose pending connect was reported from its entry-time record, oldest first */
+	uint32_t connect_tids[PROBE_CONNECTS_MAX];
+	size_t n_connect_tids;
 	struct mcpt_pubkey *key; /* NULL: structure only */
 };
 

@@ -303,9 +303,37 @@ static json_t *ptrace_line(struct probe_gen *g, const struct ev_view *v)
 	return o;
 }
 
+/* A connect is reported once: from its entry-time record when it has one (a connect on a
+ * socket that may block: one that never returns is still reported), else from its exit (or
+ * unfinished) record. connect_reported_at_entry() says whether thread tid's connect was, and
+ * forgets it: a thread makes one syscall at a time, so its next connect record not at entry is
+ * that connect's end. Past PROBE_CONNECTS_MAX threads blocked in a connect at once, the oldest
+ * is forgotten, and its connect is reported again when it returns. */
+static void connect_at_entry(struct probe_gen *g, uint32_t tid)
+{
+	if (g->n_connect_tids == PROBE_CONNECTS_MAX) {
+		memmove(g->connect_tids, g->connect_tids + 1,
+			(PROBE_CONNECTS_MAX - 1) * sizeof(g->connect_tids[0]));
+		g->n_connect_tids--;
+	}
+	g->connect_tids[g->n_connect_tids++] = tid;
+}
+
+static bool connect_reported_at_entry(struct probe_gen *g, uint32_t tid)
+{
+	for (size_t i = g->n_connect_tids; i-- > 0;) {
+		if (g->connect_tids[i] != tid)
+			continue;
+		memmove(g->connect_tids + i, g->connect_tids + i + 1,
+			(g->n_connect_tids - i - 1) * sizeof(g->connect_tids[0]));
+		g->n_connect_tids--;
+		return true;
+	}
+	return false;
+}
+
 /* The protocol line of an event, NULL for the events the protocol has no type for. Connects
- * are taken from their entry-time record (so one that never returns is still reported, once);
- * the other calls from their record at exit, successful or not. */
+ * as above; the other calls from their record at exit, successful or not. */
 static json_t *event_line(struct probe_gen *g, const struct ev_view *v)
 {
 	bool entry = v->flags & MW_F_ENTRY;
@@ -315,7 +343,11 @@ static json_t *event_line(struct probe_gen *g, const struct ev_view *v)
 	case MCPT__OP__OP_EXEC:
 		return entry ? NULL : exec_line(g, v);
 	case MCPT__OP__OP_CONNECT:
-		return entry ? connect_line(g, v, v->sock_type == 2 ? "udp" : "tcp") : NULL;
+		if (entry)
+			connect_at_entry(g, v->tid);
+		else if (connect_reported_at_entry(g, v->tid))
+			return NULL;
+		return connect_line(g, v, v->sock_type == 2 ? "udp" : "tcp");
 	case MCPT__OP__OP_SENDTO:
 	case MCPT__OP__OP_SENDMSG:
 		return entry ? NULL : connect_line(g, v, "udp");

@@ -141,7 +141,7 @@ enum mw_op {
 	 * address as the kernel holds it after the call (peer for connect/accept/send, local for
 	 * bind/listen); arg[2] socket type, arg[3] family, both from the kernel socket */
 	MW_OP_CONNECT = 100,  /* fd, addrlen */
-	MW_OP_SOCKET = 101,   /* domain, type, protocol */
+	MW_OP_SOCKET = 101,   /* domain, type, protocol (sockets out of the ordinary only) */
 	MW_OP_BIND = 102,     /* fd, addrlen */
 	MW_OP_LISTEN = 103,   /* fd, backlog */
 	MW_OP_ACCEPT = 104,   /* fd, flags (accept4) */

@@ -9,27 +9,33 @@
  * connect was); a datagram is recorded when it names a destination or goes to port 53, and
  * then its first bytes are kept so the analyzer can read the DNS query name.
  *
- * connect and accept may block: their entry programs also emit an entry-time record, so an
- * attempt that never returns is still evidence, and stash the call as in flight. A send that
- * names its destination (sendto with an address, sendmsg with msg_name) is stashed at entry
+ * connect and accept may block: their entry programs stash the call as in flight (written as
+ * unfinished if recording stops first) and, on a socket in blocking mode, also emit an
+ * entry-time record, so an attempt that never returns is evidence at once. A connect, and a
+ * send that names its destination (sendto with an address, sendmsg with msg_name), is stashed
  * with the first bytes of that address, which its exit compares with DATA: another thread may
  * rewrite the address after the kernel copied it (TAMPERED). Sends without one are not stashed.
+ * socket() is recorded only for sockets out of the ordinary (mw_socket_ordinary).
  */
 #include "syscall.bpf.h"
 #include <bpf/bpf_endian.h>
 
-#define MW_AF_UNIX  1
-#define MW_AF_INET  2
-#define MW_AF_INET6 10
-#define MW_S_IFMT   00170000
-#define MW_S_IFSOCK 0140000
-#define MW_SOCK_DGRAM 2
-#define MW_DNS_PORT 53
+#define MW_AF_UNIX	  1
+#define MW_AF_INET	  2
+#define MW_AF_INET6	  10
+#define MW_S_IFMT	  00170000
+#define MW_S_IFSOCK	  0140000
+#define MW_SOCK_STREAM	  1
+#define MW_SOCK_DGRAM	  2
+#define MW_SOCK_TYPE_MASK 0xf /* socket()'s type without SOCK_NONBLOCK and SOCK_CLOEXEC */
+#define MW_IPPROTO_TCP	  6
+#define MW_IPPROTO_UDP	  17
+#define MW_O_NONBLOCK	  04000
+#define MW_DNS_PORT	  53
 
-/* The struct sock behind fd, or NULL if fd is not a socket. */
-static __always_inline struct sock *mw_fd_sock(int fd, struct socket **sockp)
+/* The struct sock behind file f, or NULL if f is NULL or not a socket. */
+static __always_inline struct sock *mw_file_sock(struct file *f, struct socket **sockp)
 {
-	struct file *f = mw_fd_file(fd);
 	struct socket *sock;
 
 	if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & MW_S_IFMT) != MW_S_IFSOCK)
@@ -40,17 +46,34 @@ static __always_inline struct sock *mw_fd_sock(int fd, struct socket **sockp)
 	return sock ? BPF_CORE_READ(sock, sk) : NULL;
 }
 
-/* arg[2] = socket type, arg[3] = family of fd's socket. */
-static __always_inline struct sock *mw_sock_kind(struct mw_event *e, int fd)
+/* arg[2] = socket type, arg[3] = family of file f's socket (f may be NULL). */
+static __always_inline struct sock *mw_file_sock_kind(struct mw_event *e, struct file *f)
 {
 	struct socket *sock = NULL;
-	struct sock *sk = mw_fd_sock(fd, &sock);
+	struct sock *sk = mw_file_sock(f, &sock);
 
 	if (!sk)
 		return NULL;
 	e->arg[2] = BPF_CORE_READ(sock, type);
 	e->arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
 	return sk;
+}
+
+/* arg[2] = socket type, arg[3] = family of fd's socket. */
+static __always_inline struct sock *mw_sock_kind(struct mw_event *e, int fd)
+{
+	return mw_file_sock_kind(e, mw_fd_file(fd));
+}
+
+/* Whether a connect or accept on file f may block: f is in blocking mode (a file that is no
+ * socket fails at once, but is not worth a test here). On a non-blocking socket the call returns
+ * at once (EINPROGRESS, EAGAIN), its exit record right behind its entry, so an entry-time record
+ * would say nothing more. Another thread may switch the mode between this test and the kernel's
+ * (fcntl F_SETFL): a call that then blocks has no entry record but is in the in-flight stash all
+ * the same, written as unfinished if recording stops before it returns. */
+static __always_inline bool mw_file_may_block(struct file *f)
+{
+	return f && !(BPF_CORE_READ(f, f_flags) & MW_O_NONBLOCK);
 }
 
 /* Writes the socket's peer (or local) address into slot as a struct sockaddr. */
@@ -135,26 +158,58 @@ static __always_inline __u16 mw_sock_dport(struct sock *sk)
 
 /* ---- socket, connect, bind, listen ---------------------------------------------------------- */
 
+/* An ordinary socket: unix, IPv4 or IPv6, stream or datagram, of the family's default protocol
+ * (TCP, UDP). Making one does nothing visible; what it is used for is recorded (connect, bind,
+ * listen, accept, addressed and DNS sends), each record with the socket's type and family. */
+static __always_inline bool mw_socket_ordinary(int family, int type, int protocol)
+{
+	type &= MW_SOCK_TYPE_MASK;
+	if (family != MW_AF_UNIX && family != MW_AF_INET && family != MW_AF_INET6)
+		return false;
+	if (type == MW_SOCK_STREAM)
+		return protocol == 0 || (family != MW_AF_UNIX && protocol == MW_IPPROTO_TCP);
+	if (type == MW_SOCK_DGRAM)
+		return protocol == 0 || (family != MW_AF_UNIX && protocol == MW_IPPROTO_UDP);
+	return false;
+}
+
+/* A socket is recorded when it is out of the ordinary (netlink, packet, raw, ICMP, SCTP...) or
+ * could not be made (a refused raw socket is an attempt worth seeing). */
 MW_SYS_EXIT(socket)
 {
 	struct mw_sys s;
 
+	if (ret >= 0 && mw_socket_ordinary((int)mw_arg(mw_ctx_regs, 0), (int)mw_arg(mw_ctx_regs, 1),
+					   (int)mw_arg(mw_ctx_regs, 2)))
+		return 0;
 	if (!mw_sys_begin(&s, MW_OP_SOCKET, ret, MW_INT(0), MW_INT(1), MW_INT(2), 0))
 		return 0;
 	return mw_sys_plain(&s);
 }
 
+/* The address's head is stashed as the kernel is about to copy it (the exit checks the address
+ * against it; an unfinished connect is written with it); on a socket that may block, an
+ * entry-time record too. */
 MW_SYS_ENTER(connect)
 {
+	const void *addr = (const void *)mw_arg(mw_ctx_regs, 1);
+	__u32 addrlen = (__u32)mw_arg(mw_ctx_regs, 2);
+	struct mw_event *e;
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, 0, MW_INT(0), MW_UINT(2), 0, 0);
+	struct file *f;
 
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_bytes(MW_OP_CONNECT, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0, addr, addrlen);
+	f = mw_fd_file((int)mw_arg(mw_ctx_regs, 0));
+	if (!mw_file_may_block(f))
+		return 0;
+	e = mw_sys_begin(&s, MW_OP_CONNECT, 0, MW_INT(0), MW_UINT(2), 0, 0);
 	if (!e)
 		return 0;
 	e->flags |= MW_F_ENTRY;
-	mw_inflight_begin(MW_OP_CONNECT, s.regs, MW_INT(0), MW_UINT(2), 0, 0);
-	mw_sock_kind(e, mw_iarg(&s, 0));
-	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 1), (__u32)e->arg[1], MW_SOCKADDR_MAX, true);
+	mw_file_sock_kind(e, f);
+	mw_slot_bytes(&s.r, MW_S_DATA, addr, addrlen, MW_SOCKADDR_MAX, true);
 	return mw_sys_plain(&s);
 }
 
@@ -163,12 +218,14 @@ MW_SYS_EXIT(connect)
 	struct mw_sys s;
 	struct mw_event *e = mw_sys_begin(&s, MW_OP_CONNECT, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	struct sock *sk;
+	__u32 data_off;
 
 	if (!e)
 		return 0;
-	mw_inflight_end();
 	sk = mw_sock_kind(e, mw_iarg(&s, 0));
+	data_off = s.r.off;
 	mw_slot_bytes(&s.r, MW_S_DATA, mw_uptr(&s, 1), (__u32)e->arg[1], MW_SOCKADDR_MAX, true);
+	mw_head_check(&s.r, MW_S_DATA, data_off); /* ends the stash */
 	if (sk)
 		mw_slot_sockname(&s.r, MW_S_DATA2, sk, true);
 	return mw_sys_plain(&s);
@@ -205,17 +262,25 @@ MW_SYS_EXIT(listen)
 
 /* ---- accept --------------------------------------------------------------------------------- */
 
+/* Stashed; on a socket that may block, an entry-time record too. */
 static __always_inline int mw_accept_enter(struct pt_regs *mw_ctx_regs, __u16 op)
 {
+	int flags_i = op == MW_OP_ACCEPT4 ? MW_INT(3) : 0;
+	struct mw_event *e;
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, op, 0, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0,
-					  0, 0);
+	struct file *f;
 
+	if (!mw_is_tracked())
+		return 0;
+	mw_inflight_begin(op, mw_ctx_regs, MW_INT(0), flags_i, 0, 0);
+	f = mw_fd_file((int)mw_arg(mw_ctx_regs, 0));
+	if (!mw_file_may_block(f))
+		return 0;
+	e = mw_sys_begin(&s, op, 0, MW_INT(0), flags_i, 0, 0);
 	if (!e)
 		return 0;
 	e->flags |= MW_F_ENTRY;
-	mw_inflight_begin(op, s.regs, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0, 0, 0);
-	mw_sock_kind(e, mw_iarg(&s, 0));
+	mw_file_sock_kind(e, f);
 	return mw_sys_plain(&s);
 }
 

@@ -377,7 +377,7 @@ static bool lingering_over(struct session *s)
 }
 
 /* A call stashed at entry that never returned: written as unfinished, with its arguments and,
- * for a call stashed with a head, its start: for sendto/sendmsg the destination address (data),
+ * for a call stashed with a head, its start: for connect/sendto/sendmsg the address (data),
  * else the path (a head of MW_HEAD_MAX - 1 bytes or more is flagged cut, so a path never reads
  * as absolute unless it was). */
 static void write_unfinished(void *ctx, const struct mw_inflight *f)
@@ -400,7 +400,8 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	ev.args = args;
 	ev.n_args = n;
 	if (f->head_len && f->head_len != MW_HEAD_UNREAD) {
-		bool addr = f->op == MW_OP_SENDTO || f->op == MW_OP_SENDMSG;
+		bool addr =
+			f->op == MW_OP_CONNECT || f->op == MW_OP_SENDTO || f->op == MW_OP_SENDMSG;
 		ProtobufCBinaryData *b = addr ? &ev.data : &ev.path;
 
 		b->data = (uint8_t *)f->head;

@@ -171,7 +171,8 @@ class Attach(mwtest.E2ETestCase):
         self.assertEqual(connect[0]["addr"], full)
         self.assertEqual(connect[0]["args"], [info["connect_fd"], 16, 1, 2])
         self.assertEqual(connect[1]["args"], [info["connect_fd"], 16])
-        self.assertGreaterEqual(connect[1]["ts"], connect[0]["ts"])  # both taken at entry
+        self.assertEqual(connect[1]["addr"], full)  # the stash's head of the address
+        self.assertLessEqual(connect[1]["ts"], connect[0]["ts"])  # stashed, then recorded
 
     def test_launch_mode_pending_calls_of_a_descendant(self):
         # TERM reaches the server (hold), which dies of it; its child, blocked in accept and

@@ -1,6 +1,7 @@
-"""test_events_net.py - the network family, syscall by syscall (issue 3): socket, bind, listen,
-connect (entry and exit records), accept and accept4 over IPv4 and IPv6, an IPv4-mapped IPv6
-connect shown as IPv4; sendto, sendmsg and sendmmsg (one record per destination); datagrams to
+"""test_events_net.py - the network family, syscall by syscall (issue 3): socket (only those
+out of the ordinary), bind, listen, connect (entry and exit records; no entry record on a
+non-blocking socket), accept and accept4 over IPv4 and IPv6, an IPv4-mapped IPv6 connect shown
+as IPv4; sendto, sendmsg and sendmmsg (one record per destination); datagrams to
 port 53 keeping their payload (addressed, over IPv6, and on a connected socket); unix sockets
 by path, abstract and datagram. The address as passed (addr) and as the kernel's socket holds
 it after the call (peer: the remote end, or the local one for bind/listen) are both checked,
@@ -24,7 +25,7 @@ SOCK_CLOEXEC = 0o2000000
 
 class NetEvents(mwevents.EventsTestCase):
     STEPS = ("tcp4", "tcp6", "mapped", "udp", "udp_many", "dns", "dns6", "dns_connected", "unix_path",
-             "unix_abstract", "unix_dgram")
+             "unix_abstract", "unix_dgram", "sockets", "nonblock")
 
     @classmethod
     def setUpClass(cls):
@@ -55,9 +56,7 @@ class NetEvents(mwevents.EventsTestCase):
         s = self.rec.step(step)
         pid, port = s["pid"], s["port"]
         kind = [SOCK_STREAM, family]
-        socks = self.rec.of(pid, "socket")
-        self.assertEqual([e["args"] for e in socks], [[family, SOCK_STREAM]] * 3)
-        self.assertEqual([e["ret"] for e in socks[:2]], [s["listen_fd"], s["client_fd"]])
+        self.assertEqual(self.rec.of(pid, "socket"), [])  # ordinary sockets: their uses are
         self.assertRecord(self.rec.one(pid, "bind"), "bind", 0,
                           args=[s["listen_fd"], addrlen] + kind, addr=ip(0), peer=ip(port))
         self.assertRecord(self.rec.one(pid, "listen"), "listen", 0,
@@ -167,6 +166,38 @@ class NetEvents(mwevents.EventsTestCase):
 
     def test_abstract_unix_socket(self):
         self.unix("unix_abstract", "unix:@" + self.rec.step("unix_abstract")["name"])
+
+    def test_sockets_out_of_the_ordinary_are_recorded(self):
+        # the TCP socket is not (its uses would be); netlink, a refused protocol and ICMP are,
+        # with domain, type and protocol as asked
+        s = self.rec.step("sockets")
+        self.assertGreaterEqual(s["tcp"], 0)
+        self.assertGreaterEqual(s["netlink"], 0)
+        self.assertEqual(s["tcp_udp"], -93)  # EPROTONOSUPPORT
+        socks = self.rec.of(s["pid"], "socket")
+        self.assertEqual([(e["ret"], e.get("args")) for e in socks],
+                         [(s["netlink"], [16, 3 | SOCK_CLOEXEC]),  # AF_NETLINK, SOCK_RAW
+                          (-93, [AF_INET, SOCK_STREAM, 17]),
+                          (s["ping"], [AF_INET, SOCK_DGRAM, 1])])  # made or refused
+
+    def test_nonblocking_connect_and_accept_have_no_entry_record(self):
+        # they return at once: their exit records, with the address and the kernel's view, say
+        # it all; a blocking connect beside them still gets its entry-time record
+        s = self.rec.step("nonblock")
+        pid, to = s["pid"], "127.0.0.1:%d" % s["port"]
+        entries, exits = self.split(pid, "accept4")
+        self.assertEqual(entries, [])
+        self.assertRecord(exits[0], "accept4", -11, args=[s["listen_fd"], SOCK_CLOEXEC, SOCK_STREAM,
+                                                           AF_INET])  # EAGAIN
+        entries, exits = self.split(pid, "connect")
+        self.assertEqual([e["args"][0] for e in entries], [s["fd3"]])
+        self.assertRecord(entries[0], "connect", 0, addr=to, peer=None, flags=F_ENTRY)
+        self.assertEqual([(e["args"], e["ret"], e["addr"], e["peer"], e["flags"]) for e in exits],
+                         [([s[fd], 16, SOCK_STREAM, AF_INET], s[ret], to, to, 0)
+                          for fd, ret in (("fd", "connect"), ("fd2", "connect2"),
+                                          ("fd3", "connect3"))])
+        self.assertIn(s["connect"], (0, -115))  # EINPROGRESS
+        self.assertEqual(s["connect3"], 0)
 
     def test_unix_datagram(self):
         s = self.rec.step("unix_dgram")

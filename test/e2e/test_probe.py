@@ -208,10 +208,14 @@ class Probe(mwtest.E2ETestCase):
                         os.unlink("/tmp/mwprobe-%d" % os.getpid()))
         net, net_ev = call(sc, srv, "fetch_url",
                            {"url": "http://127.0.0.1:%d/x" % self.listener.port})
+        # a blocking connect (fetch_url's has a timeout: a non-blocking socket)
+        bl, bl_ev = call(sc, srv, "run_command", {
+            "command": "exec python3 -c 'import socket; socket.create_connection("
+                       "(\"127.0.0.1\", %d)).close()'" % self.listener.port})
         self.assertEqual(sc.stop(), 0, self.stderr())  # the server still runs, as in a fuzzer
         srv.close()
 
-        for ev in sh_ev + rd_ev + wr_ev + net_ev:
+        for ev in sh_ev + rd_ev + wr_ev + net_ev + bl_ev:
             for field in ("type", "bucket", "call_id", "pid", "comm", "ts_ns"):
                 self.assertIn(field, ev)
             self.assertEqual(ev["bucket"], "call")
@@ -234,14 +238,18 @@ class Probe(mwtest.E2ETestCase):
         self.assertIn("O_WRONLY", writes[0]["flags"])
         self.assertIn("O_CREAT", writes[0]["flags"])
 
-        conns = [e for e in net_ev if e["type"] == "connect"]
-        self.assertEqual([(e["proto"], e["dst"]) for e in conns],
-                         [("tcp", "127.0.0.1:%d" % self.listener.port)])
+        # each connect once: fetch_url's from its exit record, the blocking one from its
+        # entry-time record
+        for evs in (net_ev, bl_ev):
+            conns = [e for e in evs if e["type"] == "connect"]
+            self.assertEqual([(e["proto"], e["dst"]) for e in conns],
+                             [("tcp", "127.0.0.1:%d" % self.listener.port)], evs)
 
         # no event of one call leaks into another
-        for cid, evs in ((sh, sh_ev), (rd, rd_ev), (wr, wr_ev), (net, net_ev)):
+        for cid, evs in ((sh, sh_ev), (rd, rd_ev), (wr, wr_ev), (net, net_ev), (bl, bl_ev)):
             self.assertTrue(all(e["call_id"] == cid for e in evs))
-        self.assertFalse([e for e in sc.events if e.get("type") == "exec" and e.get("call_id") != sh])
+        self.assertFalse([e for e in sc.events
+                          if e.get("type") == "exec" and e.get("call_id") not in (sh, bl)])
 
         done = [e for e in sc.events if e.get("type") == "status" and e.get("message") == "trace"]
         self.assertEqual(len(done), 1, sc.events[-5:])

@@ -1,11 +1,11 @@
 """test_rewrites.py - arguments rewritten by another thread while the kernel acts on them: a
 path (opens, unlink, chmod, chdir, the mount calls; the new name of rename and link, a
-symlink's target; a mount's source) or a destination address (sendto, sendmsg), also past the
-63 bytes of its head, read back at exit names something else than what the kernel used, and
-the record must say so (TAMPERED). Where the call can be made to block after the kernel copied
-its argument (a FIFO, a directory held locked, a full datagram queue), the rewrite is certain
-and every such record is checked; a thread flipping the argument in a loop shows the same on
-calls that do not block. Calls not rewritten carry no flag."""
+symlink's target; a mount's source) or a destination address (connect, sendto, sendmsg), also
+past the 63 bytes of its head, read back at exit names something else than what the kernel
+used, and the record must say so (TAMPERED). Where the call can be made to block after the
+kernel copied its argument (a FIFO, a directory held locked, a full datagram queue), the
+rewrite is certain and every such record is checked; a thread flipping the argument in a loop
+shows the same on calls that do not block. Calls not rewritten carry no flag."""
 import ctypes
 import errno
 import json
@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
 from collectorcase import (BLOCKED_IN, CollectorCase, blocked_in, kill_quietly,  # noqa: E402
                            uffd_page)
-from mwevents import F_TAMPERED, F_UNCHECKED, F_UNFINISHED  # noqa: E402
+from mwevents import F_ENTRY, F_TAMPERED, F_UNCHECKED, F_UNFINISHED  # noqa: E402
 
 # A child fills real.sock's queue and blocks in a sendto to it (holding the receiving socket
 # too, so the queue stays full); the server prints the child's pid and exits. The collector's
@@ -278,9 +278,10 @@ for _ in range(n):
 stop()
 """
 
-# argv: the port, the iterations. The address of a sendto flips between 127.0.0.1 and
-# 127.0.0.2 (same port) while the main thread sends datagram i, whose payload is i.
-FLIPPED_SENDTO = FLIPPER + r"""
+# argv: the port, the iterations. Sets up sa, an IPv4 address whose host flips between
+# 127.0.0.1 and 127.0.0.2 (same port), and s, a UDP socket; what follows uses them n times,
+# then stop()s.
+FLIPPED_ADDRESS = FLIPPER + r"""
 import socket, struct, sys
 port, n = int(sys.argv[1]), int(sys.argv[2])
 one, two = (socket.inet_aton("127.0.0.%d" % i) for i in (1, 2))
@@ -288,9 +289,21 @@ sa = (ctypes.c_char * 16).from_buffer(shm)
 sa[:] = struct.pack("<HH4s8x", socket.AF_INET, socket.htons(port), one)
 stop = flip(4, one, two)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+"""
+
+# The main thread sends datagram i, whose payload is i.
+FLIPPED_SENDTO = FLIPPED_ADDRESS + r"""
 for i in range(n):
     m = b"%d" % i
     libc.sendto(s.fileno(), m, len(m), 0, sa, 16)
+stop()
+"""
+
+# The main thread connects: the record's address is read at exit, its peer is the socket's as
+# the kernel connected it.
+FLIPPED_CONNECT = FLIPPED_ADDRESS + r"""
+for i in range(n):
+    libc.connect(s.fileno(), sa, 16)
 stop()
 """
 
@@ -623,12 +636,36 @@ class Rewrites(CollectorCase):
             return disagreed, flagged
         self.assertMostlyFlagged(*self.flip_rounds("sendto", run_round))
 
+    def test_address_flipped_under_connect(self):
+        # no datagram is sent: a UDP connect only sets the socket's peer
+        n = 300
+
+        def run_round():
+            p, rss = self.collector(["python3", "-c", FLIPPED_CONNECT, "9", str(n)])
+            self.finish(p, rss, "flipped connect")
+            exits = [e for e in self.events("connect") if not e["flags"] & F_ENTRY]
+            self.assertEqual(len(exits), n)
+            disagreed = flagged = 0
+            for e in exits:
+                self.assertEqual(e["ret"], 0, e)
+                self.assertIn(e["peer"], ("127.0.0.1:9", "127.0.0.2:9"), e)
+                if e["addr"] != e["peer"]:
+                    disagreed += 1
+                    flagged += bool(e["flags"] & F_TAMPERED)
+            return disagreed, flagged
+        self.assertMostlyFlagged(*self.flip_rounds("connect", run_round))
+
     def test_calls_not_rewritten_carry_no_flag(self):
         sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.addCleanup(sink.close)
         sink.bind(("127.0.0.1", 0))
         port = sink.getsockname()[1]
         d = self.work.mkdir("plain", mode=0o777)
+        long_sock = os.path.join(d, "u" * (100 - len(d)))  # past the head's 63 bytes
+        usink = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(usink.close)
+        usink.bind(long_sock)
+        os.chmod(long_sock, 0o666)
         script = ("import os, socket\n"
                   "p = os.path.join(%r, 'f')\n"
                   "os.close(os.open(p, os.O_WRONLY | os.O_CREAT, 0o600))\n"
@@ -637,14 +674,21 @@ class Rewrites(CollectorCase):
                   "os.unlink(p + '2')\n"
                   "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
                   "s.sendto(b'to', ('127.0.0.1', %d))\n"
-                  "s.sendmsg([b'msg'], [], 0, ('127.0.0.1', %d))\n") % (d, port, port)
+                  "s.sendmsg([b'msg'], [], 0, ('127.0.0.1', %d))\n"
+                  "s.connect(('127.0.0.1', %d))\n"
+                  "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).connect(%r)\n") % (
+                      d, port, port, port, long_sock)
         p, rss = self.collector(["python3", "-c", script])
         self.finish(p, rss, "not rewritten")
         self.assertEqual(sorted(sink.recv(64) for _ in range(2)), [b"msg", b"to"])
-        evs = [e for e in self.events("chmod", "rename", "unlink", "sendto", "sendmsg")
-               if e.get("path", "").startswith(d) or e["op"].startswith("send")]
+        evs = [e for e in self.events("chmod", "rename", "unlink", "sendto", "sendmsg", "connect")
+               if (e.get("path", "").startswith(d) or e["op"] in ("sendto", "sendmsg", "connect"))
+               and not e["flags"] & F_ENTRY]
         self.assertEqual(sorted(e["op"] for e in evs),
-                         ["chmod", "rename", "sendmsg", "sendto", "unlink"], evs)
+                         ["chmod", "connect", "connect", "rename", "sendmsg", "sendto", "unlink"],
+                         evs)
+        self.assertEqual(sorted(e["addr"] for e in evs if e["op"] == "connect"),
+                         ["127.0.0.1:%d" % port, "unix:" + long_sock])
         for e in evs:
             self.assertEqual(e["ret"], {"sendto": 2, "sendmsg": 3}.get(e["op"], 0), e)
             self.assertEqual(e["flags"] & (F_TAMPERED | F_UNCHECKED), 0, e)

@@ -1,7 +1,8 @@
 /*
  * trigger_net.c - network steps, all on loopback: TCP over IPv4, IPv6 and an IPv4-mapped IPv6
  * address; UDP sendto/sendmsg/sendmmsg to several destinations; DNS datagrams to port 53
- * (addressed and on a connected socket); unix sockets by path, abstract, and datagram.
+ * (addressed and on a connected socket); unix sockets by path, abstract, and datagram; which
+ * sockets are recorded; connect and accept on non-blocking sockets.
  * Also the attach-mode target (mode_hold), which leaves an accept and a connect pending.
  */
 #include <arpa/inet.h>
@@ -287,6 +288,48 @@ static void step_unix_dgram(struct out *o)
 	out_ret(o, "ret", syscall(SYS_sendto, s, "ping", 4, 0, &a, alen));
 }
 
+/* ---- which sockets are recorded, and when an entry-time record is made -------------------- */
+
+/* An ordinary TCP socket (not recorded), a netlink socket (recorded), a TCP socket asked for with
+ * UDP's protocol (refused: recorded) and an ICMP datagram socket (recorded, made or refused by
+ * net.ipv4.ping_group_range). */
+static void step_sockets(struct out *o)
+{
+	out_ret(o, "tcp", syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	out_ret(o, "netlink", syscall(SYS_socket, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0));
+	out_ret(o, "tcp_udp", syscall(SYS_socket, AF_INET, SOCK_STREAM, IPPROTO_UDP));
+	out_ret(o, "ping", syscall(SYS_socket, AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
+}
+
+/* connect and accept4 on non-blocking sockets: a listener made SOCK_NONBLOCK whose accept4 finds
+ * nothing (EAGAIN), a client made SOCK_NONBLOCK and one switched by fcntl, each connecting
+ * (0 or EINPROGRESS); then a blocking client, whose connect gets an entry-time record. */
+static void step_nonblock(struct out *o)
+{
+	struct sockaddr_in a = sin4(0);
+	long l = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), c, c2, c3;
+
+	must(l >= 0 && bind((int)l, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		     listen((int)l, 8) == 0,
+	     "listen 127.0.0.1");
+	a.sin_port = htons((uint16_t)port_of((int)l));
+	out_int(o, "port", port_of((int)l));
+	out_int(o, "listen_fd", l);
+	out_ret(o, "accept4", syscall(SYS_accept4, l, NULL, NULL, SOCK_CLOEXEC));
+	c = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	must(c >= 0, "socket");
+	out_int(o, "fd", c);
+	out_ret(o, "connect", syscall(SYS_connect, c, &a, sizeof(a)));
+	c2 = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	must(c2 >= 0 && fcntl((int)c2, F_SETFL, O_NONBLOCK) == 0, "socket made non-blocking");
+	out_int(o, "fd2", c2);
+	out_ret(o, "connect2", syscall(SYS_connect, c2, &a, sizeof(a)));
+	c3 = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	must(c3 >= 0, "socket");
+	out_int(o, "fd3", c3);
+	out_ret(o, "connect3", syscall(SYS_connect, c3, &a, sizeof(a)));
+}
+
 /* ---- the attach-mode target ---------------------------------------------------------------- */
 
 struct pending {
@@ -410,5 +453,7 @@ const struct step net_steps[] = {
 	{ "unix_path", step_unix_path },
 	{ "unix_abstract", step_unix_abstract },
 	{ "unix_dgram", step_unix_dgram },
+	{ "sockets", step_sockets },
+	{ "nonblock", step_nonblock },
 	{ NULL, NULL },
 };
