@@ -10,6 +10,8 @@
  * in a scope is one new exec, not one new read per library it loads.
  * Gone: an item of the baseline absent from the trace, in the scopes the trace has (a tool the
  * trace never called is named as not called, its items are not listed as gone).
+ * Neither: reads of the processor counts every baseline allows (gen_runtime_noise,
+ * learn_gen.h), which a runtime makes in one session and not the next.
  * Sequence drift: a new edge from a tool whose call neither read a secret nor sent data to one
  * whose call did (the exfiltration pattern of a poisoned tool chain), with the sequence of
  * tools of the trace up to it.

@@ -254,6 +254,23 @@ static enum gen_result gen_home(const struct gen_ctx *g, struct strbuf *out, str
 	return GEN_PREFIX;
 }
 
+const char *const gen_runtime_noise[] = {
+	"/sys/devices/system/cpu",
+	"/sys/devices/system/cpu/online",
+	"/sys/devices/system/cpu/possible",
+	"/sys/devices/system/cpu/present",
+	"/proc/stat",
+	NULL,
+};
+
+bool gen_is_runtime_noise(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; gen_runtime_noise[i]; i++)
+		if (strlen(gen_runtime_noise[i]) == n && !memcmp(gen_runtime_noise[i], p, n))
+			return true;
+	return false;
+}
+
 static enum gen_result gen_runtime(const struct gen_ctx *g, struct strbuf *out, struct span path,
 				   unsigned *flags)
 {

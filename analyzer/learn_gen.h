@@ -76,6 +76,13 @@ void gen_ctx_init(struct gen_ctx *g);
 /* True when a path is a secret for the base policy. */
 bool gen_is_secret(const struct gen_ctx *g, const uint8_t *p, size_t n);
 
+/* The pseudo-files the C library reads to count processors (sysconf, get_nprocs): a runtime
+ * reads them whenever it sizes a thread pool or a malloc arena (node's threads, mid-call or not,
+ * in one session and not the next), and they say nothing worth guarding. They are never learned
+ * (so never new or gone in diff), and every baseline allows them, seen in its traces or not. */
+extern const char *const gen_runtime_noise[]; /* NULL-terminated */
+bool gen_is_runtime_noise(const uint8_t *p, size_t n);
+
 /* The glob of a seen path into out (appended); *flags gets GEN_F_*. */
 enum gen_result gen_path(const struct gen_ctx *g, const uint8_t *p, size_t n, struct strbuf *out,
 			 unsigned *flags);

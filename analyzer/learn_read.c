@@ -213,6 +213,8 @@ static bool classify(struct lread *r, const struct obs_event *e, struct lobs *o,
 		return e->exe.n > 0;
 	case LOP_OPEN:
 		o->kind = v->write_intent ? LK_WRITE : LK_READ;
+		if (o->kind == LK_READ && gen_is_runtime_noise(p.p, p.n))
+			return false; /* allowed by every baseline, read or not */
 		return classify_path(r, p, o);
 	case LOP_CHANGE:
 		o->kind = LK_CHANGE;

@@ -10,8 +10,10 @@
   each carrying the W3C traceparent its request sent in _meta: in JSON
   (call.call.trace_context), in SARIF (result.properties.traceparent, the same for the same
   finding) and in the HTML timeline; SARIF and HTML name the client and the server
-- `diff` of the same: exactly those two new items; a session calling connect right after echo
-  (an edge never seen, to a tool that sends data): one sequence drift with its sequence
+- `diff` of the same: exactly those two new items; nothing new for a benign session whose
+  read_file read the processor count (/sys/devices/system/cpu/online) instead of a.txt; a
+  session calling connect right after echo (an edge never seen, to a tool that sends data): one
+  sequence drift with its sequence
 - DNS names end to end: the baseline holds the name resolve asked for (its DNS datagram to
   port 53, decoded from the payload the collector keeps); a benign session whose resolve asks
   for new.example.test instead gives exactly one finding, drift.dns naming it, and `diff` lists
@@ -36,6 +38,7 @@ from mcp_driver import Session  # noqa: E402
 SERVER = os.path.join(mwtest.SOURCE_DIR, "test", "fixtures", "mcp_test_server.py")
 TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 NAME, NEW_NAME = "api.example.test", "new.example.test"
+CPU_COUNT = "/sys/devices/system/cpu/online"
 DNS_ENTRY = "  bl_dns:\n    any:\n      - {tool: resolve, dns: %s}  # t1 call 7 (id 7), record "
 
 
@@ -103,10 +106,10 @@ class Baseline(mwtest.E2ETestCase):
                 s.proc.wait()
         return trace
 
-    def benign(self, name, out, dns=NAME):
+    def benign(self, name, out, dns=NAME, read=None):
         return self.record(name, [
             ("echo", {"text": "hi"}),
-            ("read_file", {"path": os.path.join(self.ws, "a.txt")}),
+            ("read_file", {"path": read or os.path.join(self.ws, "a.txt")}),
             ("write_file", {"path": os.path.join(self.ws, out), "content": "x"}),
             ("connect", {"host": "127.0.0.1", "port": self.l1.port}),
             ("work", {"path": os.path.join(self.ws, "a.txt")}),
@@ -136,7 +139,8 @@ class Baseline(mwtest.E2ETestCase):
         self.sink = dns_sink()
         self.addCleanup(self.sink.close)
         base = [self.benign("b1", "out1.txt"), self.benign("b2", "out2.txt")]
-        replay = self.benign("replay", "out3.txt")
+        # the processor count a runtime may read at any time: never drift, never new in diff
+        replay = self.benign("replay", "out3.txt", read=CPU_COUNT)
         drift = self.record("drift", [
             ("echo", {"text": "hi"}),
             ("read_file", {"path": os.path.join(self.ws, "a.txt")}),
@@ -192,7 +196,11 @@ class Baseline(mwtest.E2ETestCase):
         txt = self.diff(base, drift).stdout
         self.assertEqual(self.diff(base, drift).stdout, txt)
         self.assertIn("  + network   connect 127.0.0.1:%d  (call " % self.l2.port, txt)
-        self.assertEqual(self.diff(base, replay).returncode, 0)
+        doc = json.loads(self.diff(base, replay, "--json").stdout)
+        self.assertEqual([n for s in doc["scopes"] for n in s["new"]], [])
+        # what replay's read_file did not read is gone; the count it read is not an item
+        self.assertEqual([(s["name"], n["text"]) for s in doc["scopes"] for n in s["gone"]],
+                         [("read_file", "read ${workspace}/**")])
 
         # sequence drift: echo -> connect was never seen, and connect sends data
         doc = json.loads(self.diff(base, seq, "--json").stdout)

@@ -106,6 +106,31 @@ START_TEST(path_rules)
 }
 END_TEST
 
+static bool noise(const char *path)
+{
+	return gen_is_runtime_noise((const uint8_t *)path, strlen(path));
+}
+
+/* The processor counts, exactly; nothing beside or below them. */
+START_TEST(runtime_noise_exactly)
+{
+	for (size_t i = 0; gen_runtime_noise[i]; i++)
+		ck_assert_msg(noise(gen_runtime_noise[i]), "%s", gen_runtime_noise[i]);
+	ck_assert(noise("/sys/devices/system/cpu/online"));
+	ck_assert(noise("/proc/stat"));
+	ck_assert(!noise("/sys/devices/system/cpu/cpu0/online"));
+	ck_assert(!noise("/sys/devices/system/cpu/onlinex"));
+	ck_assert(!noise("/sys/devices/system/cpu/onlin"));
+	ck_assert(!noise("/sys/devices/system/cpu/"));
+	ck_assert(!noise("/proc/self/stat"));
+	ck_assert(!noise("/proc/stat/x"));
+	ck_assert(!noise("sys/devices/system/cpu/online"));
+	ck_assert(!noise(""));
+	/* a NUL inside the recorded bytes is not the file */
+	ck_assert(!gen_is_runtime_noise((const uint8_t *)"/proc/stat\0x", 12));
+}
+END_TEST
+
 START_TEST(secrets_never_learned)
 {
 	struct gen_ctx g = ctx();
@@ -300,6 +325,7 @@ Suite *learn_gen_suite(void)
 	      *bad = tcase_create("errors");
 
 	tcase_add_test(core, path_rules);
+	tcase_add_test(core, runtime_noise_exactly);
 	tcase_add_test(core, workspace_not_generalised);
 	tcase_add_test(core, argv_shapes);
 	tcase_add_test(core, exe_with_variables);
