@@ -328,7 +328,9 @@ static int sighting(struct lmodel *m, struct obs_trace *t, const struct obs_even
 	return it->example && (!c || !c->id || it->call_id) ? 0 : -ENOMEM;
 }
 
-/* Diff: a process the reference never saw in a scope is reported by its exec alone. */
+/* Diff: a process the reference never saw in a scope is reported by its exec alone. One whose
+ * program is unknown (its fork and exec are not in the trace: lost, or before an attach) has
+ * no exec to stand for it: its effects are listed one by one. */
 static bool known_process(const struct lmodel *m, struct lread *r, const struct obs_event *e,
 			  long scope)
 {
@@ -336,15 +338,16 @@ static bool known_process(const struct lmodel *m, struct lread *r, const struct 
 	const struct lscope *s = &m->scopes[scope];
 	struct strbuf exe = STRBUF_INIT;
 	long rs = lmodel__find_scope(ref, s->kind, s->name), srv;
+	const char *name;
 	bool known;
 
-	if (e->server)
+	if (e->server || !e->exe.n)
 		return true;
 	gen_exe(&r->g, e->exe.p, e->exe.n, &exe);
 	srv = lmodel__find_scope(ref, LS_SERVER, NULL);
-	known = strbuf_str(&exe) &&
-		((srv >= 0 && lmodel__find(ref, (size_t)srv, LK_PROC, exe.buf, "")) ||
-		 (rs >= 0 && lmodel__find(ref, (size_t)rs, LK_PROC, exe.buf, "")));
+	name = strbuf_str(&exe);
+	known = name && ((srv >= 0 && lmodel__find(ref, (size_t)srv, LK_PROC, name, "")) ||
+			 (rs >= 0 && lmodel__find(ref, (size_t)rs, LK_PROC, name, "")));
 	strbuf_fini(&exe);
 	return known;
 }

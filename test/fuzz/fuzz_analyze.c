@@ -3,13 +3,15 @@
  * the contents of a valid, signed trace. An input becomes a trace written by the real writer
  * (signed with a key made once per process), then `analyze` with the default policy (a report
  * format chosen by the input), `calls` and `dump` (text or JSON) run on it through the same
- * do_<verb> functions the binary calls. The harness for the framing and the signatures is
- * fuzz_verify; for the channel's reassembly, fuzz_chan. Nothing may crash, leak or read out of
- * bounds.
+ * do_<verb> functions the binary calls; `policy learn` and `diff` too, where a failure is a
+ * finding of its own (a baseline that does not compile, a trace that differs from itself).
+ * The harness for the framing and the signatures is fuzz_verify; for the channel's
+ * reassembly, fuzz_chan. Nothing may crash, leak or read out of bounds.
  *
  * Input: one byte of options (bits 0-1 the report format, bit 2 calls --json, bit 3 dump
- * --json), then records of one byte of kind, one of length and that many bytes; each record
- * moves the clock by 1 + (kind >> 5) microseconds:
+ * --json, bit 4 `policy learn` then `policy check` of the baseline it wrote, bit 5 `diff` of
+ * the trace against itself: each must exit 0), then records of one byte of kind, one of length
+ * and that many bytes; each record moves the clock by 1 + (kind >> 5) microseconds:
  *   kind & 3 == 0   an Event: op (an index into the schema's ops), task (pid 100..103, and its
  *                   second thread when bit 2), ret (signed), flags, three args of two bytes
  *                   (signed), then NUL-separated path, opened path, data, path2, data2
@@ -20,9 +22,12 @@
  *                   a fork of the child's own child
  * The policy is the default one; other policies are fuzz_policy's. Seeds (seeds-analyze/): a
  * call that shells out, a call with events of every third op, marks around an open and a
- * cancellation. About 20 inputs a second: compiling the default policy takes most of each.
+ * cancellation, a read by a process whose program the trace never names (learn and diff). About
+ * 20 inputs a second: compiling the default policy takes most of each (several times with bits
+ * 4 and 5).
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define PARTS  5
 
 static char dir[] = "/tmp/mw-fuzz-analyze-XXXXXX";
-static char key[64], pub[64], trace[64];
+static char key[64], pub[64], trace[64], baseline[64];
 static struct mcpt_signer *signer;
 
 static ProtobufCBinaryData bin(const void *p, size_t n)
@@ -70,6 +75,7 @@ static void cleanup(void)
 	unlink(key);
 	unlink(pub);
 	unlink(trace);
+	unlink(baseline);
 	rmdir(dir);
 }
 
@@ -87,6 +93,7 @@ static void setup(void)
 	snprintf(key, sizeof(key), "%s/signing.key", dir);
 	snprintf(pub, sizeof(pub), "%s/signing.pub", dir);
 	snprintf(trace, sizeof(trace), "%s/t.mcpt", dir);
+	snprintf(baseline, sizeof(baseline), "%s/baseline.yaml", dir);
 	if (!(signer = mcpt_signer_load(key, err, sizeof(err))))
 		abort();
 	atexit(cleanup);
@@ -288,16 +295,34 @@ static int write_trace(const uint8_t *data, size_t size)
 	return 1;
 }
 
-static void run(int (*verb)(int, char **), char **argv)
+static int run(int (*verb)(int, char **), char **argv)
 {
-	int argc = 0;
+	int argc = 0, rc;
 
 	while (argv[argc])
 		argc++;
 	optind = 0; /* as cmd_select does */
-	verb(argc, argv);
+	rc = verb(argc, argv);
 	fflush(stdout);
 	clearerr(stdout);
+	return rc;
+}
+
+/* A baseline learned from the trace compiles after the default policy, whatever the trace
+ * held; and a trace never differs from itself. Either failing is a bug: abort, so the fuzzer
+ * keeps the input. */
+static void learn_and_diff(bool learn, bool diff)
+{
+	if (learn) {
+		if (run(do_policy, (char *[]){"policy", "learn", trace, "-o", baseline, "-p",
+					      POLICY, "--pubkey", pub, NULL}) != 0 ||
+		    run(do_policy, (char *[]){"policy", "check", POLICY, baseline, NULL}) != 0)
+			abort();
+		unlink(baseline);
+	}
+	if (diff && run(do_diff, (char *[]){"diff", "--pubkey", pub, "-p", POLICY, trace, "--",
+					    trace, NULL}) != 0)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -313,5 +338,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(do_calls,
 	    (char *[]){"calls", trace, "--pubkey", pub, data[0] & 4 ? "--json" : NULL, NULL});
 	run(do_dump, (char *[]){"dump", trace, data[0] & 8 ? "--json" : NULL, NULL});
+	learn_and_diff(data[0] & 16, data[0] & 32);
 	return 0;
 }

@@ -21,7 +21,7 @@ static int (*verb_fn(const char *verb))(int, char **)
 		int (*fn)(int, char **);
 	} verbs[] = {{"analyze", do_analyze}, {"dump", do_dump},     {"verify", do_verify},
 		     {"export", do_export},   {"keygen", do_keygen}, {"policy", do_policy},
-		     {"calls", do_calls}};
+		     {"calls", do_calls},     {"diff", do_diff}};
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (!strcmp(verbs[i].name, verb))
