@@ -420,6 +420,9 @@ static void body_lists(struct emit *e, struct mentry *me, enum bl_macro bm)
 	switch (bm) {
 	case BM_KNOWN:
 		strbuf_printf(e->sb, "%s- server: true\n", me->indent);
+		/* a process whose program the trace does not name (its fork and exec lost) has no
+		 * exec to stand for its effects: they are checked one by one */
+		strbuf_printf(e->sb, "%s- not: {exe: \"**\"}   # program unknown\n", me->indent);
 		me->any = true;
 		if (lmodel__find_scope(e->m, LS_SERVER, NULL) >= 0)
 			strbuf_printf(e->sb, "%s- exe: \"@bl.server.procs\"\n", me->indent);

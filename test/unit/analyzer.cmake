@@ -56,7 +56,7 @@ set_tests_properties(unit.default_policy_rules PROPERTIES LABELS unit TIMEOUT 12
 mw_unit_test(identity SOURCES calls_testlib.c LIBS mw_analyzer)
 mw_unit_test(learn_gen LIBS mw_analyzer_core)
 mw_unit_test(learn_emit LIBS mw_analyzer)
-mw_unit_test(diff SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
+mw_unit_test(baseline SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 # The binary's own files and streams (learn -o, stdin, a full stdout), run by fork and exec.
 mw_unit_test(cli_io SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
 add_dependencies(check_cli_io mcpwitness)

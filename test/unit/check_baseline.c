@@ -1,15 +1,17 @@
 /*
- * check_diff.c - `mcpwitness diff` on small signed traces (synth_trace.c), through the do_diff
- * the binary runs: a trace never differs from itself; a read seen only in the trace is new,
- * one seen only in the baseline gone; the processor counts a runtime reads at any time are
- * neither; a process whose program the trace does not hold (its fork and exec lost) has its
- * effects listed like any other, not dropped and not a crash.
+ * check_baseline.c - `mcpwitness diff` and the drift rules of `policy learn` on small signed
+ * traces (synth_trace.c), through the do_<verb> functions the binary runs: a trace never
+ * differs from itself; a read seen only in the trace is new, one seen only in the baseline
+ * gone; the processor counts a runtime reads at any time are neither; a process whose program
+ * the trace does not hold (its fork and exec lost) has its effects listed by diff and checked
+ * by the drift rules like any other, not dropped and not a crash.
  */
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_run.h"
 #include "synth_trace.h"
@@ -152,10 +154,60 @@ START_TEST(unknown_program_listed)
 }
 END_TEST
 
-Suite *diff_suite(void);
-Suite *diff_suite(void)
+/* The drift findings of analyze with the default policy and the baseline learned from b, on
+ * t: "rule path" lines. */
+static void drifts(const char *b, const char *t, char *out, size_t cap)
 {
-	Suite *s = suite_create("diff");
+	char bl[128];
+	struct cli_result r;
+	json_t *doc, *f;
+	size_t i;
+
+	snprintf(bl, sizeof(bl), "%s.yaml", b);
+	r = cli_run(NULL, "policy", "learn", b, "-o", bl, "-p", POLICY, "--pubkey", S.pub, NULL);
+	ck_assert_msg(r.code == 0, "learn: %s", r.err);
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", t, "-p", POLICY, "-p", bl, "--pubkey", S.pub, "-f", "json",
+		    NULL);
+	ck_assert_msg(r.code == 0, "analyze: %s", r.err);
+	doc = json_loads(r.out, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	out[0] = 0;
+	json_array_foreach(json_object_get(doc, "findings"), i, f)
+	{
+		const char *cat = json_string_value(json_object_get(f, "category"));
+		json_t *path = json_object_get(json_object_get(f, "evidence"), "path");
+
+		if (!cat || strcmp(cat, "drift"))
+			continue;
+		snprintf(out + strlen(out), cap - strlen(out), "%s %s\n",
+			 json_string_value(json_object_get(f, "rule")),
+			 json_is_string(path) ? json_string_value(path) : "-");
+	}
+	json_decref(doc);
+	cli_result_free(&r);
+	unlink(bl);
+}
+
+/* The drift rules check what such a process does (a program the baseline never ran is one
+ * drift finding, its exec; with no exec in the trace there is none to stand for its effects). */
+START_TEST(unknown_program_drifts)
+{
+	char got[512];
+
+	make(base, "base.mcpt", NULL);
+	make(cur, "cur.mcpt", unknown_process_reads);
+	drifts(base, cur, got, sizeof(got));
+	ck_assert_str_eq(got, "drift.read /srv/c\n");
+	drifts(base, base, got, sizeof(got));
+	ck_assert_str_eq(got, "");
+}
+END_TEST
+
+Suite *baseline_suite(void);
+Suite *baseline_suite(void)
+{
+	Suite *s = suite_create("baseline");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
@@ -165,6 +217,7 @@ Suite *diff_suite(void)
 	tcase_add_test(tc, processor_counts_neither);
 	tcase_add_test(tc, beside_processor_counts_new);
 	tcase_add_test(tc, unknown_program_listed);
+	tcase_add_test(tc, unknown_program_drifts);
 	suite_add_tcase(s, tc);
 	return s;
 }
