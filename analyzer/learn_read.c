@@ -329,7 +329,7 @@ static int sighting(struct lmodel *m, struct obs_trace *t, const struct obs_even
 }
 
 /* Diff: a process the reference never saw in a scope is reported by its exec alone. One whose
- * program is unknown (its fork and exec are not in the trace: lost, or before an attach) has
+ * program is unknown (its fork and exec are not in the trace: lost to a full ring, say) has
  * no exec to stand for it: its effects are listed one by one. */
 static bool known_process(const struct lmodel *m, struct lread *r, const struct obs_event *e,
 			  long scope)
