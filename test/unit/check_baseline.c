@@ -19,7 +19,9 @@
 #define POLICY MW_SOURCE_DIR "/policies/default.yaml"
 
 static struct synth S;
-static char base[96], cur[96];
+#define TRACE_PATH_MAX sizeof(S.path)
+
+static char base[TRACE_PATH_MAX], cur[TRACE_PATH_MAX];
 
 static void teardown(void)
 {
@@ -36,7 +38,7 @@ static void make(char *out, const char *name, void (*extra)(struct synth *))
 	if (extra)
 		extra(&S);
 	synth_finish(&S);
-	snprintf(out, 96, "%s", S.path);
+	snprintf(out, TRACE_PATH_MAX, "%s", S.path);
 }
 
 /* diff --json of the baseline b and the trace t: its exit code, and the texts of the new and
