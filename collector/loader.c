@@ -3,15 +3,12 @@
  *
  * The open -> configure -> load -> attach sequence of libbpf-tools: every map size and program
  * choice is settled between __open and __load, never with open_and_load. The per-syscall
- * handlers are verified in parallel, in copies of the object that share its maps (see
- * "verifying the handlers in parallel"); the threads that load them end before loader__new
- * returns.
+ * handlers are verified in parallel, in copies of the object that share its maps (handlers.c);
+ * the threads that load them end before loader__new returns.
  */
 #include <errno.h>
 #include <malloc.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,33 +26,14 @@
 #include "mcpwitness.skel.h"
 
 #include "encode.h"
+#include "handlers.h"
 #include "loader.h"
 #include "log.h"
-#include "syscalls.h"
 #include "tracefs.h"
-
-struct handler {
-	struct bpf_program *prog;
-	uint32_t nr; /* its slot: the syscall's number, or MW_SHARED_* for a shared program */
-	bool enter;
-	bool shared;
-};
-
-/* The handlers are verified in parallel, in up to this many copies of the object (see
- * split_handlers). */
-#define LOADER_MAX_PARTS 4
-
-struct loader_part {
-	struct mcpwitness *skel;
-	int err;
-};
 
 struct loader {
 	struct mcpwitness *skel;
-	struct handler handlers[MW_MAX_SYSCALLS];
-	size_t n_handlers;
-	struct loader_part parts[LOADER_MAX_PARTS];
-	size_t n_parts;
+	struct handlers handlers;
 	bool tracefs_mounted;
 	struct ring_buffer *ring;
 	loader_record_fn on_record;
@@ -125,196 +103,6 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 	return true;
 }
 
-/* Per-syscall handlers are not attached: they wait in the program arrays the dispatchers
- * tail-call through, at their syscall's number; the foreign-ABI recorder waits at
- * MW_FOREIGN_SLOT of the entry array, and the exits several handlers share (file.bpf.c) in
- * shared_progs, at their MW_SHARED_* slot. Returns true when prog is one (and records its
- * slot). */
-static bool take_handler(struct loader *l, struct bpf_program *prog)
-{
-	static const char exit_prefix[] = "handle_sys_exit_", enter_prefix[] = "handle_sys_enter_";
-	static const struct {
-		const char *name;
-		uint32_t slot;
-	} shared[] = {
-		{ "mw_shared_path1_exit", MW_SHARED_PATH1_EXIT },
-		{ "mw_shared_path2_exit", MW_SHARED_PATH2_EXIT },
-	};
-	const char *name = bpf_program__name(prog);
-	bool enter = !strncmp(name, enter_prefix, sizeof(enter_prefix) - 1);
-	bool foreign = !strcmp(name, "handle_foreign_abi");
-	long nr;
-
-	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
-		if (strcmp(name, shared[i].name))
-			continue;
-		bpf_program__set_autoattach(prog, false);
-		if (l->n_handlers == MW_MAX_SYSCALLS) { /* cannot happen: ~150 programs */
-			bpf_program__set_autoload(prog, false);
-			loader_note(l, "program %s disabled: no room for it", name);
-			return true;
-		}
-		l->handlers[l->n_handlers++] = (struct handler){ prog, shared[i].slot, false, true };
-		return true;
-	}
-	if (!enter && !foreign && strncmp(name, exit_prefix, sizeof(exit_prefix) - 1))
-		return false;
-	bpf_program__set_autoattach(prog, false);
-	if (foreign) {
-		nr = MW_FOREIGN_SLOT;
-		enter = true;
-	} else {
-		size_t prefix = enter ? sizeof(enter_prefix) - 1 : sizeof(exit_prefix) - 1;
-
-		nr = syscall_number(name + prefix);
-	}
-	if (nr < 0 || nr >= (foreign ? MW_MAX_SYSCALLS : MW_FOREIGN_SLOT) ||
-	    l->n_handlers == MW_MAX_SYSCALLS) {
-		bpf_program__set_autoload(prog, false);
-		loader_note(l, "program %s disabled: no such syscall on this architecture", name);
-		return true;
-	}
-	l->handlers[l->n_handlers++] = (struct handler){ prog, (uint32_t)nr, enter };
-	return true;
-}
-
-/* Fills the dispatchers' program arrays with the loaded handlers. */
-static int place_handlers(struct loader *l)
-{
-	int exit_fd = bpf_map__fd(l->skel->maps.sys_exit_progs);
-	int enter_fd = bpf_map__fd(l->skel->maps.sys_enter_progs);
-	int shared_fd = bpf_map__fd(l->skel->maps.shared_progs);
-
-	for (size_t i = 0; i < l->n_handlers; i++) {
-		const struct handler *h = &l->handlers[i];
-		int fd = bpf_program__fd(h->prog), map = exit_fd;
-
-		if (h->shared)
-			map = shared_fd;
-		else if (h->enter)
-			map = enter_fd;
-		if (bpf_map_update_elem(map, &h->nr, &fd, BPF_ANY))
-			return -errno;
-	}
-	return 0;
-}
-
-/* ---- verifying the handlers in parallel ---------------------------------------------------
- *
- * Most of the collector's start is the kernel verifying ~150 programs, and libbpf loads an
- * object's programs one after the other. The verifier takes no global lock for a privileged
- * load, so the handlers are spread over copies of the object (fresh opens of the same ELF, one
- * per CPU the collector may run on, at most LOADER_MAX_PARTS), loaded one thread each once the
- * main object has created the maps; each copy reuses every map of the main object (the same
- * kernel maps, .rodata included, so the copies see the same read-only configuration). The main
- * object keeps the maps and the attached programs; a copy only verifies its handlers, which
- * place_handlers puts in the program arrays, and is closed then: the arrays hold the programs. */
-
-static size_t usable_cpus(void)
-{
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 1;
-	return (size_t)CPU_COUNT(&set);
-}
-
-/* Before the main object's load: opens the copies and moves handler i to copy i % n (the main
- * object's program no longer loads; the copy's is the one placed). Programs are matched by
- * their order, the same in every open of the object. Nothing to do on one CPU. */
-static int split_handlers(struct loader *l)
-{
-	size_t n = usable_cpus(), p, h;
-	struct bpf_program *mine, *copy[LOADER_MAX_PARTS] = { NULL };
-
-	if (n > LOADER_MAX_PARTS)
-		n = LOADER_MAX_PARTS;
-	if (n > l->n_handlers)
-		n = l->n_handlers;
-	if (n < 2)
-		return 0;
-	for (p = 0; p < n; p++) {
-		l->parts[p].skel = mcpwitness__open();
-		if (!l->parts[p].skel)
-			return -errno;
-		l->n_parts = p + 1;
-	}
-	h = 0;
-	bpf_object__for_each_program(mine, l->skel->obj) {
-		size_t owner = n; /* none: the program is not a handler, or not loaded */
-
-		if (h < l->n_handlers && l->handlers[h].prog == mine)
-			owner = h % n;
-		for (p = 0; p < n; p++) {
-			copy[p] = bpf_object__next_program(l->parts[p].skel->obj, copy[p]);
-			if (!copy[p])
-				return -EPROTO;
-			bpf_program__set_autoload(copy[p], p == owner);
-		}
-		if (owner < n) {
-			bpf_program__set_autoload(mine, false);
-			l->handlers[h++].prog = copy[owner];
-		}
-	}
-	return 0;
-}
-
-static void *load_part(void *arg)
-{
-	struct loader_part *part = arg;
-
-	part->err = bpf_object__load(part->skel->obj);
-	return NULL;
-}
-
-/* After the main object's load: points every map of each copy at the main object's, then
- * loads the copies, all but the first in threads of their own. Returns the first error. */
-static int load_parts(struct loader *l)
-{
-	pthread_t threads[LOADER_MAX_PARTS];
-	bool started[LOADER_MAX_PARTS] = { false };
-	size_t p;
-	int err = 0;
-
-	for (p = 0; p < l->n_parts; p++) {
-		struct bpf_map *mine, *copy = NULL;
-
-		bpf_object__for_each_map(mine, l->skel->obj) {
-			copy = bpf_object__next_map(l->parts[p].skel->obj, copy);
-			if (!copy)
-				return -EPROTO;
-			err = bpf_map__reuse_fd(copy, bpf_map__fd(mine));
-			if (err)
-				return err;
-		}
-	}
-	/* a thread that cannot be created leaves its copy to this thread, after the others */
-	for (p = 1; p < l->n_parts; p++)
-		started[p] = !pthread_create(&threads[p], NULL, load_part, &l->parts[p]);
-	for (p = 0; p < l->n_parts; p++) {
-		int joined = 0;
-
-		if (started[p])
-			joined = -pthread_join(threads[p], NULL);
-		else
-			load_part(&l->parts[p]);
-		if (!err)
-			err = joined ? joined : l->parts[p].err;
-	}
-	return err;
-}
-
-/* Once the handlers are in the program arrays: the copies are no longer needed. */
-static void close_parts(struct loader *l)
-{
-	for (size_t p = 0; p < l->n_parts; p++) {
-		mcpwitness__destroy(l->parts[p].skel);
-		l->parts[p].skel = NULL;
-	}
-	l->n_parts = 0;
-	l->n_handlers = 0; /* their programs were the copies' */
-}
-
 /* tracefs is needed only by tracepoint/ programs (the syscall path uses raw tracepoints). */
 static int mount_tracefs_if_needed(struct loader *l)
 {
@@ -335,10 +123,21 @@ static void disable_missing_hooks(struct loader *l)
 
 	if (!vmlinux)
 		loader_note(l, "kernel BTF unavailable: tp_btf programs may fail");
+	/* the handlers first: they are not attached, whatever their section names */
 	bpf_object__for_each_program(prog, l->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 
-		if (take_handler(l, prog) || hook_exists(sec, vmlinux))
+		switch (handlers__take(&l->handlers, prog)) {
+		case HANDLER_TAKEN:
+			continue;
+		case HANDLER_NO_SLOT:
+			loader_note(l, "program %s disabled: no such syscall on this architecture",
+				    bpf_program__name(prog));
+			continue;
+		case HANDLER_NOT:
+			break;
+		}
+		if (hook_exists(sec, vmlinux))
 			continue;
 		bpf_program__set_autoload(prog, false);
 		loader_note(l, "program %s disabled: this kernel has no hook %s%s",
@@ -400,7 +199,7 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 		return err;
 	}
 	disable_missing_hooks(l);
-	err = split_handlers(l);
+	err = handlers__split(&l->handlers, l->skel);
 	if (err) {
 		p_err("failed to open the BPF object again for a parallel load: %s", strerror(-err));
 		return err;
@@ -456,7 +255,7 @@ struct loader *loader__new(const struct loader_opts *o)
 	}
 	err = mcpwitness__load(l->skel);
 	if (!err)
-		err = load_parts(l);
+		err = handlers__load_copies(&l->handlers, l->skel);
 	if (err) {
 		p_err("failed to load the BPF programs: %s (run with -vvv for the verifier log)",
 		      strerror(-err));
@@ -470,12 +269,12 @@ struct loader *loader__new(const struct loader_opts *o)
 		p_err("failed to map the tracked set: %s", strerror(-err));
 		goto fail;
 	}
-	err = place_handlers(l);
+	err = handlers__place(&l->handlers, l->skel);
 	if (err) {
 		p_err("failed to set up the syscall dispatch: %s", strerror(-err));
 		goto fail;
 	}
-	close_parts(l);
+	handlers__close(&l->handlers);
 	load_heap_end();
 	err = mcpwitness__attach(l->skel);
 	if (err) {
@@ -504,7 +303,7 @@ void loader__free(struct loader *l)
 	ring_buffer__free(l->ring);
 	if (l->tracked_bits)
 		munmap(l->tracked_bits, MW_PID_WORDS * sizeof(uint64_t));
-	close_parts(l);
+	handlers__close(&l->handlers);
 	mcpwitness__destroy(l->skel);
 	tracefs_release(l->tracefs_mounted);
 	for (i = 0; i < l->n_notes; i++)
