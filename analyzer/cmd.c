@@ -99,6 +99,17 @@ int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified)
 		      replay_message(rep, msg));
 		return MW_EXIT_VERIFY;
 	}
+	/* without a key the framing, hashes, chain and counts are still checked */
+	if (replay_malformed(rep) || (!verified && rep->verdict == MCPT_INVALID)) {
+		p_err("failed to read trace %s: %s: %s", trace, mcpt_code_name(rep->code),
+		      replay_message(rep, msg));
+		return MW_EXIT_USAGE;
+	}
+	if (!rep->have_header) {
+		p_err("%s: trace incomplete: %s: nothing to read, even with --allow-incomplete",
+		      trace, replay_message(rep, msg));
+		return MW_EXIT_VERIFY;
+	}
 	return MW_EXIT_OK;
 }
 

@@ -73,8 +73,11 @@ int cmd_check_stdin_once(const char *verb, char *const *traces, size_t n, const 
 
 /* The verdict of a trace read by analyze, calls, learn or diff, before anything is shown:
  * MW_EXIT_OK to go on; MW_EXIT_USAGE for what is not a readable trace (not a trace, an unknown
- * version or incompatible feature: an input error whether or not it was to be verified);
- * MW_EXIT_VERIFY when verified is set and the trace is INVALID, of another key or unsigned.
+ * version or incompatible feature: an input error whether or not it was to be verified) and
+ * for bytes no collector writes (a malformed frame, header or record, bytes after the FINAL
+ * seal; without verification also hashes, chain or counts that do not hold); MW_EXIT_VERIFY
+ * when verified is set and the trace is INVALID, of another key or unsigned, and for a trace
+ * that ends before its Header (incomplete, with nothing --allow-incomplete could accept).
  * One line on stderr names the trace for each refusal. */
 struct mcpt_report;
 int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified);

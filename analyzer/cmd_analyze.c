@@ -21,7 +21,7 @@ static void usage(FILE *out)
 	      "                        high or critical (default: never)\n"
 	      "  --set NAME=VALUE      define or override a policy variable\n"
 	      "  -k, --pubkey FILE     trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
-	      "  --no-verify           read the trace without checking its seals\n"
+	      "  --no-verify           check the trace's structure only, not its signatures\n"
 	      "  --allow-incomplete    accept a trace without FINAL seal or with a torn tail\n"
 	      "  --allow-unsigned      accept a trace whose header declares no signer\n"
 	      "  --verify-before-release\n"

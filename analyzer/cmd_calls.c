@@ -35,7 +35,7 @@ static void usage(FILE *out)
 	      "  --cancel-grace MS     how long a cancelled request's window stays open after\n"
 	      "                        notifications/cancelled (default 1000)\n"
 	      "  -k, --pubkey FILE     trusted public key (default " MW_DEFAULT_PUBKEY ")\n"
-	      "  --no-verify           read the trace without checking its seals\n"
+	      "  --no-verify           check the trace's structure only, not its signatures\n"
 	      "  --allow-incomplete    accept a trace without FINAL seal or with a torn tail\n"
 	      "  --allow-unsigned      accept a trace whose header declares no signer\n"
 	      "Each call: method, tool, arguments, result and duration, the processes it created\n"

@@ -237,7 +237,7 @@ uint64_t replay__malformed(const struct replay *r)
 	return r->malformed;
 }
 
-bool replay_damaged(const struct mcpt_report *rep)
+bool replay_malformed(const struct mcpt_report *rep)
 {
 	switch (rep->code) {
 	case MCPT_E_NOT_A_TRACE:
@@ -247,14 +247,23 @@ bool replay_damaged(const struct mcpt_report *rep)
 	case MCPT_E_FRAME_VARINT:
 	case MCPT_E_FRAME_LEN:
 	case MCPT_E_FRAME_STRUCT:
-	case MCPT_E_TRUNCATED:
-	case MCPT_E_ZERO_TAIL:
 	case MCPT_E_TRAILING:
 	case MCPT_E_RECORD_PARSE:
 		return true;
 	default:
-		return rep->truncated || rep->zero_tail;
+		return false;
 	}
+}
+
+bool replay_torn(const struct mcpt_report *rep)
+{
+	return rep->truncated || rep->zero_tail || rep->code == MCPT_E_TRUNCATED ||
+	       rep->code == MCPT_E_ZERO_TAIL;
+}
+
+bool replay_damaged(const struct mcpt_report *rep)
+{
+	return replay_malformed(rep) || replay_torn(rep);
 }
 
 const char *replay_message(const struct mcpt_report *rep, char out[REPLAY_MESSAGE_MAX])

@@ -64,6 +64,11 @@ uint64_t replay__malformed(const struct replay *r); /* records that did not unpa
  * error, torn or zero-filled tail, trailing bytes, a record that does not parse), whatever the
  * signatures say. */
 bool replay_damaged(const struct mcpt_report *rep);
+/* The same, less a torn or zero-filled tail (what a killed collector leaves): bytes no collector
+ * writes. */
+bool replay_malformed(const struct mcpt_report *rep);
+/* A torn or zero-filled tail. */
+bool replay_torn(const struct mcpt_report *rep);
 
 #define REPLAY_MESSAGE_MAX 1024
 /* The report's one-line message, sanitized (mcpt_sanitize: the library escapes trace bytes

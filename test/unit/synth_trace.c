@@ -97,6 +97,18 @@ void synth_event(struct synth *s, Mcpt__Event *e)
 		e->ts = s->ts += 1000;
 	if (!e->uid)
 		e->uid = e->gid = 1000;
+	if (s->bend) {
+		size_t len = mcpt__event__get_packed_size(e);
+		uint8_t *body = malloc(len);
+
+		ck_assert_ptr_nonnull(body);
+		mcpt__event__pack(e, body);
+		s->bend(body, len);
+		s->bend = NULL;
+		ck_assert_int_eq(mcpt_writer__append_raw(s->w, MCPT_T_EVENT, body, len, e->ts), 0);
+		free(body);
+		return;
+	}
 	ck_assert_int_eq(mcpt_writer__append(s->w, MCPT_T_EVENT, &e->base, e->ts), 0);
 }
 

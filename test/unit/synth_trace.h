@@ -24,6 +24,9 @@ struct synth {
 	struct mcpt_writer *w;
 	int fd;
 	uint64_t seq, ts;
+	/* When set, the next event is packed, handed to it to change its bytes in place, and
+	 * appended as they are (hashed and signed like any record); then cleared. */
+	void (*bend)(uint8_t *body, size_t len);
 };
 
 /* Creates the directory and key pair (once per struct) and starts the trace dir/name. */
