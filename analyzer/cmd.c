@@ -48,11 +48,49 @@ int cmd_opt_error(const char *verb, char **argv, int opt)
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "?";
 
+	if (opt == CMD_OPT_REPORTED)
+		return MW_EXIT_USAGE;
+
 	if (opt == ':')
 		return cmd_usage_error(verb, "option %s needs a value", arg);
 	if (optopt)
 		return cmd_usage_error(verb, "unknown option -%c", optopt);
 	return cmd_usage_error(verb, "unknown option %s", arg);
+}
+
+/* Whether opt takes a value, and its name for a message (a long name when it has one). */
+static bool opt_takes_value(const struct cmd_parser *p, int opt, char name[64])
+{
+	const char *c = opt > 0 && opt < 128 ? strchr(p->shortopts, opt) : NULL;
+
+	for (const struct option *o = p->opts; o->name; o++) {
+		if (o->flag == NULL && o->val == opt) {
+			snprintf(name, 64, "--%s", o->name);
+			return o->has_arg == required_argument;
+		}
+	}
+	snprintf(name, 64, "-%c", opt);
+	return c && c[1] == ':';
+}
+
+int cmd_getopt(struct cmd_parser *p, int argc, char **argv)
+{
+	int opt = getopt_long(argc, argv, p->shortopts, p->opts, NULL);
+	char name[64];
+
+	if (opt < 0 || opt >= (int)sizeof(p->seen) * 8 || opt == '?' || opt == ':')
+		return opt;
+	for (const int *r = p->repeatable; r && *r; r++)
+		if (*r == opt)
+			return opt;
+	if (!opt_takes_value(p, opt, name))
+		return opt;
+	if (p->seen[opt / 8] & (1u << (opt % 8))) {
+		cmd_usage_error(p->verb, "option %s given twice (give it once)", name);
+		return CMD_OPT_REPORTED;
+	}
+	p->seen[opt / 8] |= (unsigned char)(1u << (opt % 8));
+	return opt;
 }
 
 int cmd_load_pubkey(const char *path, struct mcpt_pubkey *key)

@@ -34,8 +34,26 @@ struct cmd {
 /* Runs the command named argv[0] from cmds; unknown names are a usage error. */
 int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *what);
 
-/* Reports a getopt error (opt is '?' or ':') for verb and returns MW_EXIT_USAGE. */
+/* Reports a getopt error (opt is '?' or ':') for verb and returns MW_EXIT_USAGE; for
+ * CMD_OPT_REPORTED (cmd_getopt), only returns it. */
 int cmd_opt_error(const char *verb, char **argv, int opt);
+
+/* A verb's option parser: getopt_long's arguments, and the options given so far. */
+struct cmd_parser {
+	const char *verb;
+	const char *shortopts;
+	const struct option *opts;
+	const int *repeatable; /* options that may be given more than once (0-terminated) */
+	unsigned char seen[512 / 8];
+};
+
+/* What cmd_getopt returns for an option it refused (already reported on stderr). */
+#define CMD_OPT_REPORTED 0x7fff0000
+/* getopt_long, refusing an option that takes a value when it is given a second time (unless
+ * repeatable): the second would silently replace the first, a second --fail-on loosening a
+ * gate. One line on stderr; the caller's default case hands CMD_OPT_REPORTED to
+ * cmd_opt_error as it does getopt's own errors. */
+int cmd_getopt(struct cmd_parser *p, int argc, char **argv);
 /* "mcpwitness VERB: <message>; see 'mcpwitness VERB --help'", returns MW_EXIT_USAGE. */
 int cmd_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

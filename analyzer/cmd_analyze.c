@@ -147,8 +147,9 @@ int do_analyze(int argc, char **argv)
 {
 	struct analyze_opts o = {.fail_on = -1};
 	int opt, code = -1;
+	struct cmd_parser parser = {"analyze", ":p:f:k:h", opts, (const int[]){'p', OPT_SET, 0}};
 
-	while (code < 0 && (opt = getopt_long(argc, argv, ":p:f:k:h", opts, NULL)) != -1)
+	while (code < 0 && (opt = cmd_getopt(&parser, argc, argv)) != -1)
 		code = parse_one(&o, opt, argv);
 	if (code < 0 && o.no_verify && o.verify_before_release)
 		code = cmd_usage_error(

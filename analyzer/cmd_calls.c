@@ -189,8 +189,9 @@ int do_calls(int argc, char **argv)
 	};
 	struct calls_opts o = {0};
 	int opt, code = -1;
+	struct cmd_parser parser = {"calls", ":jk:h", opts, NULL};
 
-	while (code < 0 && (opt = getopt_long(argc, argv, ":jk:h", opts, NULL)) != -1) {
+	while (code < 0 && (opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'j':
 			o.json = true;

@@ -53,6 +53,7 @@ static int parse(int argc, char **argv, struct diff_args *a)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct cmd_parser parser = {"diff", ":p:k:h", opts, (const int[]){'p', 0}};
 	int opt, rc, sep = argc;
 
 	for (int i = 1; i < argc; i++)
@@ -60,7 +61,7 @@ static int parse(int argc, char **argv, struct diff_args *a)
 			sep = i;
 			break;
 		}
-	while ((opt = getopt_long(sep, argv, ":p:k:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, sep, argv)) != -1) {
 		switch (opt) {
 		case 'j':
 			a->json = true;

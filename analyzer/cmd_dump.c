@@ -126,9 +126,10 @@ int do_dump(int argc, char **argv)
 	struct replay_opts ro = {0};
 	struct mcpt_pubkey key;
 	bool json = false;
+	struct cmd_parser parser = {"dump", ":jk:h", opts, NULL};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":jk:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;

@@ -192,9 +192,10 @@ int do_export(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct export_opts o = {.pubkey = MW_DEFAULT_PUBKEY};
+	struct cmd_parser parser = {"export", ":o:k:h", opts, NULL};
 	int opt, code = -1;
 
-	while (code < 0 && (opt = getopt_long(argc, argv, ":o:k:h", opts, NULL)) != -1)
+	while (code < 0 && (opt = cmd_getopt(&parser, argc, argv)) != -1)
 		code = parse_one(&o, opt, argv);
 	if (code >= 0)
 		return code;

@@ -40,9 +40,10 @@ int do_keygen(int argc, char **argv)
 	};
 	const char *dir = NULL;
 	char keyid[17], err[256];
+	struct cmd_parser parser = {"keygen", ":o:h", opts, NULL};
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'o':
 			dir = optarg;

@@ -60,9 +60,10 @@ static int parse(int argc, char **argv, struct learn_args *a)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct cmd_parser parser = {"policy learn", ":o:p:k:h", opts, (const int[]){'p', 0}};
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, ":o:p:k:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'o':
 			a->output = optarg;

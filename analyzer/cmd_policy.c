@@ -65,9 +65,10 @@ static int do_check(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char *sets[64];
+	struct cmd_parser parser = {"policy check", ":h", opts, (const int[]){'s', 0}};
 	int opt, n_sets = 0;
 
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 's':
 			if (n_sets == 64)

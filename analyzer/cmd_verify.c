@@ -238,9 +238,10 @@ int do_verify(int argc, char **argv)
 	const char *pubkey = MW_DEFAULT_PUBKEY;
 	struct verify_opts o = {0};
 	struct mcpt_pubkey key;
+	struct cmd_parser parser = {"verify", ":k:h", opts, NULL};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":k:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'k':
 			pubkey = optarg;

@@ -75,28 +75,31 @@ int main(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
-	int opt, level = LOG_WARN;
+	int opt, level = LOG_WARN, verbose = 0;
+	bool quiet = false;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:hVvq", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			cmd_print_usage(stdout);
-			return MW_EXIT_OK;
+			return close_stdout(MW_EXIT_OK);
 		case 'V':
 			printf("mcpwitness %s\n", MW_VERSION);
-			return MW_EXIT_OK;
+			return close_stdout(MW_EXIT_OK);
 		case 'v':
-			level++;
+			verbose++;
 			break;
 		case 'q':
-			level = LOG_QUIET;
+			quiet = true;
 			break;
 		default:
 			return cmd_opt_error("", argv, opt);
 		}
 	}
-	log_set_level(level);
+	if (quiet && verbose)
+		return cmd_usage_error("", "-q and -v together: give one");
+	log_set_level(quiet ? LOG_QUIET : level + verbose);
 	if (optind >= argc) {
 		cmd_print_usage(stderr);
 		return MW_EXIT_USAGE;

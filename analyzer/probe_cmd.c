@@ -69,9 +69,10 @@ static int parse_opts(struct probe *p, int argc, char **argv)
 	};
 	unsigned long ms;
 	char *end;
+	struct cmd_parser parser = {"probe", ":o:k:h", opts, NULL};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":o:k:h", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case OPT_BACKEND:
 			if (strcmp(optarg, "ebpf"))

@@ -984,6 +984,40 @@ START_TEST(keygen)
 }
 END_TEST
 
+/* An option that takes a value, given twice, is refused: the second would silently replace
+ * the first (a second --fail-on loosening a gate). Short and long forms are one option; the
+ * options that add (-p, --set) may repeat. (The global -q with -v: check_cli_io.) */
+START_TEST(repeated_options)
+{
+	static const char *const twice[][8] = {
+		{"analyze", "t.mcpt", "--fail-on", "high", "--fail-on", "critical", NULL},
+		{"analyze", "t.mcpt", "-k", "a", "--pubkey=b", NULL},
+		{"analyze", "t.mcpt", "-fjson", "--format", "text", NULL},
+		{"export", "t.mcpt", "--record", "3", "--record=5", NULL},
+		{"policy", "learn", "t.mcpt", "-o", "a", "-o", "b", NULL},
+	};
+	static const char *const name[] = {"--fail-on", "--pubkey", "--format", "--record",
+					   "--output"};
+	struct cli_result r;
+
+	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		const char *const *a = twice[i];
+		char want[96];
+
+		r = cli_run(NULL, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		snprintf(want, sizeof(want), ": option %s given twice (give it once); see",
+			 name[i]);
+		ck_assert_msg(strstr(r.err, want), "%s", r.err);
+		cli_result_free(&r);
+	}
+	r = cli_run(NULL, "policy", "check", "--set", "a=1", "--set", "b=2", POLICY, NULL);
+	ck_assert_msg(r.code == 0, "%s", r.err);
+	cli_result_free(&r);
+}
+END_TEST
+
 START_TEST(usage_errors)
 {
 	struct cli_result r;
@@ -1059,6 +1093,7 @@ Suite *analyze_suite(void)
 	tcase_add_test(bad, no_final_without_verify);
 	tcase_add_test(bad, bad_policy);
 	tcase_add_test(bad, usage_errors);
+	tcase_add_test(bad, repeated_options);
 	tcase_add_test(oth, from_stdin);
 	tcase_add_test(oth, dump_text_and_json);
 	tcase_add_test(oth, keygen);

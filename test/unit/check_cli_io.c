@@ -386,6 +386,20 @@ START_TEST(stdout_full)
 	       "mcpwitness: failed to write the diff: No space left on device\n");
 	expect(mw(&full, "export", S.path, "--dsse", "-o", "-", "--pubkey", S.pub, NULL), 2,
 	       ": No space left on device\n");
+	expect(mw(&full, "--help", NULL), 2,
+	       "mcpwitness: failed to write the output: No space left on device\n");
+	expect(mw(&full, "--version", NULL), 2,
+	       "mcpwitness: failed to write the output: No space left on device\n");
+}
+END_TEST
+
+/* The global -q and -v contradict each other: refused, not one silently winning. */
+START_TEST(quiet_and_verbose)
+{
+	expect(mw(&plain, "-q", "-v", "verify", "t.mcpt", NULL), 2,
+	       "mcpwitness: -q and -v together: give one; see 'mcpwitness --help'\n");
+	expect(mw(&plain, "-v", "-q", "verify", "t.mcpt", NULL), 2,
+	       "mcpwitness: -q and -v together: give one; see 'mcpwitness --help'\n");
 }
 END_TEST
 
@@ -535,6 +549,7 @@ Suite *cli_io_suite(void)
 	tcase_add_test(files, default_policy_unreadable);
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
+	tcase_add_test(streams, quiet_and_verbose);
 	tcase_add_checked_fixture(hugepages, NULL, teardown);
 	tcase_add_test(hugepages, huge_pages_reexec);
 	suite_add_tcase(s, files);
