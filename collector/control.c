@@ -30,19 +30,17 @@ static uint64_t boottime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Creates the FIFO at path (unless one is there) and opens it; one this call created is given
+ * to uid:gid through the descriptor, never by path: between the mkfifo and a chown by path, a
+ * user who can write to the directory could put a symlink there, and root would give that
+ * user the link's target. */
 static int open_fifo(const char *path, uid_t uid, gid_t gid)
 {
+	bool created = mkfifo(path, 0620) == 0;
 	struct stat st;
 	int fd;
 
-	if (mkfifo(path, 0620) == 0) {
-		if (chown(path, uid, gid)) {
-			p_err("failed to give control FIFO %s to uid %u: %s", path, (unsigned)uid,
-			      strerror(errno));
-			unlink(path);
-			return -errno;
-		}
-	} else if (errno != EEXIST) {
+	if (!created && errno != EEXIST) {
 		p_err("failed to create control FIFO %s: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -57,6 +55,15 @@ static int open_fifo(const char *path, uid_t uid, gid_t gid)
 		p_err("--control %s is not a FIFO", path);
 		close(fd);
 		return -EINVAL;
+	}
+	if (created && fchown(fd, uid, gid)) {
+		int err = errno;
+
+		p_err("failed to give control FIFO %s to uid %u: %s", path, (unsigned)uid,
+		      strerror(err));
+		close(fd);
+		unlink(path);
+		return -err;
 	}
 	return fd;
 }

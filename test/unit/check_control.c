@@ -2,11 +2,19 @@
  * check_control.c - the control channel's line splitter (collector/control.c): complete lines
  * handed over raw, lines split across reads joined, empty lines skipped, NUL bytes kept,
  * over-long lines cut at CONTROL_LINE_MAX and flagged with the rest discarded up to their
- * newline, an unterminated tail flushed flagged, memory bounded whatever the input.
+ * newline, an unterminated tail flushed flagged, memory bounded whatever the input. And the
+ * FIFO it creates for --control: given to the user through its descriptor, so a symlink put in
+ * its place right after the mkfifo (the race a user who can write to the directory may run) is
+ * refused, its target untouched (mkfifo is wrapped, -Wl,--wrap, to lose that race on purpose).
  */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "control.h"
 
@@ -140,11 +148,63 @@ START_TEST(flood_of_lines)
 }
 END_TEST
 
+/* The symlink target the next mkfifo's path is replaced with, right after it is made. */
+static const char *swap_to;
+
+int __real_mkfifo(const char *path, mode_t mode);
+int __wrap_mkfifo(const char *path, mode_t mode);
+int __wrap_mkfifo(const char *path, mode_t mode)
+{
+	int rc = __real_mkfifo(path, mode);
+
+	if (rc == 0 && swap_to) {
+		ck_assert_int_eq(unlink(path), 0);
+		ck_assert_int_eq(symlink(swap_to, path), 0);
+		swap_to = NULL;
+	}
+	return rc;
+}
+
+START_TEST(fifo_given_by_descriptor)
+{
+	char dir[] = "/tmp/mw-control-XXXXXX", victim[64], ctl[64];
+	/* as root, a user the FIFO is given to; otherwise only our own uid can be given */
+	uid_t to = geteuid() == 0 ? 65534 : getuid();
+	struct control *c;
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	swap_to = victim;
+	c = control__open(ctl, -1, to, to);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(errno, ELOOP);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(st.st_uid, getuid()); /* not given away through the link */
+	ck_assert_int_eq(unlink(ctl), 0);
+	c = control__open(ctl, -1, to, to); /* no race: made, opened, given */
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(lstat(ctl, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(st.st_uid, to);
+	control__free(c);
+	ck_assert_int_eq(unlink(ctl), 0);
+	ck_assert_int_eq(unlink(victim), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *control_suite(void);
 Suite *control_suite(void)
 {
 	Suite *s = suite_create("control");
 	TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+	TCase *fifo = tcase_create("fifo");
 
 	tcase_add_test(core, lines_split_and_joined);
 	tcase_add_test(core, nul_bytes_kept);
@@ -153,5 +213,7 @@ Suite *control_suite(void)
 	tcase_add_test(limits, flood_of_lines);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, limits);
+	tcase_add_test(fifo, fifo_given_by_descriptor);
+	suite_add_tcase(s, fifo);
 	return s;
 }
