@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -18,15 +19,13 @@
 
 #define MAX_SCAN_PASSES 8
 
-/* ppid of pid from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold anything, so the
- * fields are read after its last ')'). */
-static int read_ppid(uint32_t pid, uint32_t *ppid)
+int attach_read_stat(uint32_t pid, uint32_t *ppid, uint32_t *pgrp)
 {
 	char path[64], buf[512], *p;
+	unsigned int a, b;
+	char state;
 	FILE *f;
 	size_t n;
-	char state;
-	unsigned int v;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	f = fopen(path, "re");
@@ -36,10 +35,41 @@ static int read_ppid(uint32_t pid, uint32_t *ppid)
 	fclose(f);
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %u", &state, &v) != 2)
+	if (!p || sscanf(p + 1, " %c %u %u", &state, &a, &b) != 3)
 		return -EINVAL;
-	*ppid = v;
+	if (state == 'Z' || state == 'X')
+		return -ESRCH; /* exited, not reaped yet: nothing left to record */
+	*ppid = a;
+	if (pgrp)
+		*pgrp = b;
 	return 0;
+}
+
+int attach_pidfd(pid_t pid)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+bool attach_pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+int attach_track(struct loader *l, pid_t pid, int pidfd)
+{
+	uint32_t ppid;
+	int err = loader__track(l, pid);
+
+	if (err)
+		return err;
+	/* the stat first: a process alive after it was read was alive when it was tracked, so
+	 * its exit, whenever it comes, clears what was just set */
+	if (attach_read_stat((uint32_t)pid, &ppid, NULL) == 0 && attach_pidfd_alive(pidfd))
+		return 0;
+	loader__untrack(l, pid);
+	return -ESRCH;
 }
 
 static bool listed(const struct attach_proc *v, size_t n, uint32_t pid)
@@ -63,13 +93,26 @@ static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t
 		return -errno;
 	while ((de = readdir(d))) {
 		uint32_t pid, ppid;
+		int pidfd, err;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		if (pid == self || listed(*v, *n, pid) || read_ppid(pid, &ppid) ||
-		    !listed(*v, *n, ppid))
+		if (pid == self || listed(*v, *n, pid))
 			continue;
+		/* the pidfd before the facts: attach_track then checks that they were this
+		 * process's, and that it is alive */
+		pidfd = attach_pidfd((pid_t)pid);
+		if (pidfd < 0)
+			continue;
+		if (attach_read_stat(pid, &ppid, NULL) || !listed(*v, *n, ppid)) {
+			close(pidfd);
+			continue;
+		}
+		err = attach_track(l, (pid_t)pid, pidfd);
+		close(pidfd);
+		if (err == -ESRCH)
+			continue; /* gone meanwhile */
 		if (*n == *cap) {
 			struct attach_proc *nv = realloc(*v, *cap * 2 * sizeof(**v));
 
@@ -83,7 +126,7 @@ static int scan_pass(struct loader *l, struct attach_proc **v, size_t *n, size_t
 		(*v)[*n].pid = pid;
 		(*v)[*n].ppid = ppid;
 		(*n)++;
-		if (loader__track(l, (pid_t)pid) == 0)
+		if (err == 0)
 			added++;
 	}
 	closedir(d);
@@ -102,7 +145,7 @@ int attach_seed_below(struct loader *l, struct attach_proc **v, size_t *n, size_
 	return 0;
 }
 
-int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n)
+int attach_seed(struct loader *l, pid_t pid, int pidfd, struct attach_proc **out, size_t *n)
 {
 	size_t cap = 64;
 	struct attach_proc *v = calloc(cap, sizeof(*v));
@@ -111,16 +154,17 @@ int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n
 
 	if (!v)
 		return -ENOMEM;
-	err = read_ppid((uint32_t)pid, &ppid);
-	if (err) {
-		p_err("--pid %d: no such process", (int)pid);
+	err = attach_read_stat((uint32_t)pid, &ppid, NULL);
+	if (!err)
+		err = attach_track(l, pid, pidfd);
+	if (err == -ESRCH || err == -ENOENT) {
+		p_err("--pid %d: the process exited before it could be attached", (int)pid);
 		free(v);
 		return -ESRCH;
 	}
 	v[0].pid = (uint32_t)pid;
 	v[0].ppid = ppid;
 	*n = 1;
-	err = loader__track(l, pid);
 	if (!err)
 		err = attach_seed_below(l, &v, n, &cap);
 	if (err) {
@@ -156,7 +200,7 @@ int attach_status_value(pid_t pid, const char *key, unsigned long *v)
 	while (!found && fgets(line, sizeof(line), f))
 		found = status_field(line, key, v) == 0;
 	fclose(f);
-	return found ? 0 : -ENOENT;
+	return found ? 0 : -ENODATA;
 }
 
 /* /proc/TID of a thread exists too (unlisted), and reads as its process would: only the Tgid
@@ -171,13 +215,14 @@ int attach_check_target(pid_t pid)
 		return -EINVAL;
 	}
 	err = attach_status_value(pid, "Tgid:", &tgid);
-	if (err == -ENOENT) {
-		p_err("--pid %d: cannot read its thread group", (int)pid);
-		return -EINVAL;
-	}
-	if (err) {
+	if (err == -ENOENT || err == -ESRCH) {
 		p_err("--pid %d: no such process", (int)pid);
 		return -ESRCH;
+	}
+	if (err) {
+		p_err("--pid %d: cannot read its thread group: %s", (int)pid,
+		      err == -ENODATA ? "no Tgid line in its status" : strerror(-err));
+		return -EINVAL;
 	}
 	if (tgid != (unsigned long)pid) {
 		p_err("--pid %d is a thread of process %lu, not a process: give --pid %lu",

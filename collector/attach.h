@@ -12,6 +12,7 @@
 #ifndef MW_COLLECTOR_ATTACH_H
 #define MW_COLLECTOR_ATTACH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,13 +29,28 @@ struct attach_proc {
 /* Checks that --pid names a process (a thread group leader), not a thread of one, nor the
  * collector itself. 0, or -ESRCH / -EINVAL with one line logged. */
 int attach_check_target(pid_t pid);
-/* The number after key ("Uid:" -> the real uid) in /proc/PID/status: 0, -ENOENT without the
- * line, or -errno. */
+/* The number after key ("Uid:" -> the real uid) in /proc/PID/status: 0, -ENODATA without the
+ * line, or -errno (-ENOENT: no such process). */
 int attach_status_value(pid_t pid, const char *key, unsigned long *v);
 
-/* Checks pid names a live process, tracks it and its descendants. *out (malloc'd, target
- * first) lists what was seeded. 0 or -errno with one line logged. */
-int attach_seed(struct loader *l, pid_t pid, struct attach_proc **out, size_t *n);
+/* ppid (and, when pgrp is not NULL, the process group) of pid, from /proc/PID/stat. -ESRCH
+ * for a process that has exited (a zombie), or -errno (-ENOENT: no such process). */
+int attach_read_stat(uint32_t pid, uint32_t *ppid, uint32_t *pgrp);
+/* A pidfd of pid (pidfd_open): the process as it is now, whatever later reuses its pid. */
+int attach_pidfd(pid_t pid);
+/* Whether the process of pidfd has not exited. */
+bool attach_pidfd_alive(int pidfd);
+/* Tracks pid, whose pidfd was opened before its facts were read, and checks that it still
+ * names that process and that the process has not exited: the kernel side clears a process
+ * from the tracked set at its exit, so one that exited before it was tracked (a zombie
+ * included) would stay in it, and whatever reuses its pid would be recorded. 0; -ESRCH (gone,
+ * left untracked); or the track's -errno. */
+int attach_track(struct loader *l, pid_t pid, int pidfd);
+
+/* Checks pid (pidfd: the process as checked) names a live process, tracks it and its
+ * descendants. *out (malloc'd, target first) lists what was seeded. 0 or -errno with one line
+ * logged. */
+int attach_seed(struct loader *l, pid_t pid, int pidfd, struct attach_proc **out, size_t *n);
 
 /* Adds to the list *v (*n entries, room for *cap; realloc'd) every process below one of them,
  * in /proc passes until one finds nothing new, tracking each. 0 or -errno. */
@@ -45,10 +61,10 @@ int attach_seed_below(struct loader *l, struct attach_proc **v, size_t *n, size_
  * collector itself; -ESRCH when the group has no other member. */
 int attach_group_target(pid_t pgid, pid_t *target);
 
-/* Tracks every process of the group pgid and everything below them; *out (malloc'd, target
- * first) lists what was seeded. 0 or -errno with one line logged. */
-int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
-		      size_t *n);
+/* Tracks every process of the group pgid and everything below them (target, whose pidfd is
+ * given, first); *out (malloc'd) lists what was seeded. 0 or -errno with one line logged. */
+int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, int pidfd,
+		      struct attach_proc **out, size_t *n);
 
 /* Run through sudo by a user other than root, attaching is allowed only to that user's
  * processes: a sudoers rule for the collector must not let a user record anyone else's

@@ -19,33 +19,6 @@
 #include "loader.h"
 #include "log.h"
 
-/* ppid and pgrp of pid from /proc/PID/stat ("pid (comm) state ppid pgrp ..."; comm may hold
- * anything, so the fields are read after its last ')'). */
-static int read_ids(uint32_t pid, uint32_t *ppid, uint32_t *pgrp)
-{
-	char path[64], buf[512], *p;
-	unsigned int a, b;
-	char state;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %u %u", &state, &a, &b) != 3)
-		return -EINVAL;
-	if (state == 'Z' || state == 'X')
-		return -ESRCH; /* exited, not reaped yet: nothing left to record */
-	*ppid = a;
-	*pgrp = b;
-	return 0;
-}
-
 /* Calls fn for every live process of the group but the collector itself (attach.h), in /proc
  * order; stops on its non-zero return. */
 static int each_member(pid_t pgid, int (*fn)(void *ctx, uint32_t pid, uint32_t ppid), void *ctx)
@@ -63,7 +36,8 @@ static int each_member(pid_t pgid, int (*fn)(void *ctx, uint32_t pid, uint32_t p
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		if (pid != self && read_ids(pid, &ppid, &pgrp) == 0 && pgrp == (uint32_t)pgid)
+		if (pid != self && attach_read_stat(pid, &ppid, &pgrp) == 0 &&
+		    pgrp == (uint32_t)pgid)
 			err = fn(ctx, pid, ppid);
 	}
 	closedir(d);
@@ -86,7 +60,7 @@ int attach_group_target(pid_t pgid, pid_t *target)
 	pid_t best = 0;
 	int err;
 
-	if (pgid != getpid() && read_ids((uint32_t)pgid, &ppid, &pgrp) == 0 &&
+	if (pgid != getpid() && attach_read_stat((uint32_t)pgid, &ppid, &pgrp) == 0 &&
 	    pgrp == (uint32_t)pgid) {
 		*target = pgid;
 		return 0;
@@ -107,14 +81,31 @@ struct seed {
 	int err; /* the first failure to track */
 };
 
-static int add_member(void *ctx, uint32_t pid, uint32_t ppid)
+/* Lists and tracks pid (pidfd: opened before ppid was read; -1: open one now). */
+static int add_member_fd(struct seed *s, uint32_t pid, uint32_t ppid, int pidfd)
 {
-	struct seed *s = ctx;
+	bool own = pidfd < 0;
 	size_t i;
+	int err;
 
 	for (i = 0; i < s->n; i++)
 		if (s->v[i].pid == pid)
 			return 0;
+	if (own) {
+		pidfd = attach_pidfd((pid_t)pid);
+		if (pidfd < 0)
+			return 0; /* gone since the scan */
+		/* the facts again, now that the pidfd holds the process they must be of */
+		if (attach_read_stat(pid, &ppid, NULL)) {
+			close(pidfd);
+			return 0;
+		}
+	}
+	err = attach_track(s->l, (pid_t)pid, pidfd);
+	if (own)
+		close(pidfd);
+	if (err == -ESRCH)
+		return 0;
 	if (s->n == s->cap) {
 		struct attach_proc *nv = realloc(s->v, s->cap * 2 * sizeof(*nv));
 
@@ -126,13 +117,18 @@ static int add_member(void *ctx, uint32_t pid, uint32_t ppid)
 	s->v[s->n].pid = pid;
 	s->v[s->n].ppid = ppid;
 	s->n++;
-	if (loader__track(s->l, (pid_t)pid) && !s->err)
+	if (err && !s->err)
 		s->err = -ENOSPC;
 	return 0;
 }
 
-int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_proc **out,
-		      size_t *n)
+static int add_member(void *ctx, uint32_t pid, uint32_t ppid)
+{
+	return add_member_fd(ctx, pid, ppid, -1);
+}
+
+int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, int pidfd,
+		      struct attach_proc **out, size_t *n)
 {
 	struct seed s = {.l = l, .cap = 64};
 	uint32_t ppid, pgrp;
@@ -141,16 +137,16 @@ int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, struct attach_
 	s.v = calloc(s.cap, sizeof(*s.v));
 	if (!s.v)
 		return -ENOMEM;
-	err = read_ids((uint32_t)target, &ppid, &pgrp);
-	if (err || pgrp != (uint32_t)pgid) {
+	err = attach_read_stat((uint32_t)target, &ppid, &pgrp);
+	if (!err && pgrp == (uint32_t)pgid)
+		err = add_member_fd(&s, (uint32_t)target, ppid, pidfd); /* the target first */
+	if (err || pgrp != (uint32_t)pgid || s.n == 0) {
 		p_err("--pgid %d: process %d left the group before it could be tracked", (int)pgid,
 		      (int)target);
 		free(s.v);
 		return -ESRCH;
 	}
-	err = add_member(&s, (uint32_t)target, ppid); /* the target first */
-	if (!err)
-		err = each_member(pgid, add_member, &s);
+	err = each_member(pgid, add_member, &s);
 	if (!err)
 		err = s.err;
 	if (!err)

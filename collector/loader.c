@@ -323,6 +323,16 @@ int loader__track(struct loader *l, pid_t tgid)
 	return 0;
 }
 
+void loader__untrack(struct loader *l, pid_t tgid)
+{
+	uint32_t key = (uint32_t)tgid;
+
+	if (loader__tracked_start(l, key) != 0)
+		return; /* a fork tracked it since: another process under this pid */
+	bpf_map_delete_elem(bpf_map__fd(l->skel->maps.tracked), &key);
+	__atomic_fetch_and(&l->tracked_bits[key / 64], ~(1ull << (key % 64)), __ATOMIC_SEQ_CST);
+}
+
 uint64_t loader__tracked_start(struct loader *l, uint32_t tgid)
 {
 	uint64_t start = 0;

@@ -32,6 +32,9 @@ void loader__free(struct loader *l); /* detaches; accepts NULL */
 
 /* Adds tgid to the tracked set. */
 int loader__track(struct loader *l, pid_t tgid);
+/* Takes tgid out of the tracked set again when the collector put it there (the kernel side
+ * has not tracked it at a fork since): for a process that exited before it was tracked. */
+void loader__untrack(struct loader *l, pid_t tgid);
 /* Names the object (by st_dev and inode, as stat() reports them) whose bytes are captured for
  * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all. */
 int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head);

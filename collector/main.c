@@ -52,6 +52,7 @@ struct collector {
 	struct control *control;
 	struct mcpt_writer *writer;
 	struct guardian guard;
+	int target_pidfd; /* attach: the process checked, until the session watches it */
 };
 
 static int open_output(struct collector *c)
@@ -160,12 +161,14 @@ static int attach_server(struct collector *c)
 	if (err)
 		return err;
 	if (c->opts.attach_pgid)
-		err = attach_seed_group(c->bpf, c->opts.attach_pgid, pid, &procs, &n);
+		err = attach_seed_group(c->bpf, c->opts.attach_pgid, pid, c->target_pidfd, &procs,
+					&n);
 	else
-		err = attach_seed(c->bpf, pid, &procs, &n);
+		err = attach_seed(c->bpf, pid, c->target_pidfd, &procs, &n);
 	if (err)
 		return err;
-	err = session_watch(&c->session, pid);
+	err = session_watch(&c->session, pid, c->target_pidfd);
+	c->target_pidfd = -1; /* the session's now */
 	if (err)
 		p_err("failed to watch process %d: %s", (int)pid, strerror(-err));
 	if (!err)
@@ -229,7 +232,13 @@ static int check_identity(struct collector *c)
 		err = attach_check_target(c->opts.attach_pid);
 		if (err)
 			return err;
-		err = attach_cred(c->opts.attach_pid, &c->cred);
+		/* the process checked, held from here: what it is owned by is read after, and it
+		 * is the one seeded (attach_seed), not whatever reuses its pid meanwhile */
+		c->target_pidfd = attach_pidfd(c->opts.attach_pid);
+		err = c->target_pidfd < 0 ? c->target_pidfd
+					  : attach_cred(c->opts.attach_pid, &c->cred);
+		if (!err && !attach_pidfd_alive(c->target_pidfd))
+			err = -ESRCH;
 		if (err) {
 			p_err("--pid %d: cannot read its status: %s", (int)c->opts.attach_pid,
 			      strerror(-err));
@@ -339,6 +348,8 @@ static void teardown(struct collector *c, bool setup_failed)
 	output_close(&c->out);
 	mcpt_signer_free(c->signer);
 	launch_cred_fini(&c->cred);
+	if (c->target_pidfd >= 0)
+		close(c->target_pidfd);
 }
 
 int main(int argc, char **argv)
@@ -351,6 +362,7 @@ int main(int argc, char **argv)
 	output_init(&c.out);
 	c.session.server.pid = -1;
 	c.guard.pid = c.guard.fd = -1;
+	c.target_pidfd = -1;
 	c.session.sigfd = c.session.epfd = -1;
 	c.session.server.pidfd = c.session.server.gate = c.session.server.status = -1;
 	rc = options_parse(&c.opts, argc, argv);

@@ -290,22 +290,21 @@ int session_init(struct session *s, const struct options *opts)
 	return 0;
 }
 
-int session_watch(struct session *s, pid_t pid)
+int session_watch(struct session *s, pid_t pid, int pidfd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
 	s->attached = true;
 	s->server.pid = pid;
-	s->server.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (s->server.pidfd < 0)
-		return -errno;
+	s->server.pidfd = pidfd;
 	ev.data.fd = s->server.pidfd;
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->server.pidfd, &ev))
 		return -errno;
 	return 0;
 }
 
-/* Attach mode: the pidfd turns readable when the target has exited. */
+/* Attach mode: the pidfd turns readable when the target has exited, and stays so: it leaves
+ * the epoll set then, or every wait of the linger would return at once. */
 static void check_attached_target(struct session *s)
 {
 	struct pollfd p = { .fd = s->server.pidfd, .events = POLLIN };
@@ -315,6 +314,8 @@ static void check_attached_target(struct session *s)
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
 		s->server_done = true;
 		s->linger_until_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
+		if (epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->server.pidfd, NULL))
+			p_warn("failed to stop watching the attached process: %s", strerror(errno));
 	}
 }
 

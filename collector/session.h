@@ -61,8 +61,9 @@ int session_add_control(struct session *s, struct control *c);
 int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
 		      uint64_t pstart, uint32_t uid);
 
-/* Attach mode: watch pid (not our child) through a pidfd. 0 or -errno. */
-int session_watch(struct session *s, pid_t pid);
+/* Attach mode: watch pid (not our child) through pidfd, which the session takes (and closes).
+ * 0 or -errno. */
+int session_watch(struct session *s, pid_t pid, int pidfd);
 
 /* Runs until the server and its descendants are gone (or linger expired), a stop is forced, or
  * the trace cannot be written; then writes the FINAL seal. Returns the collector's exit code:

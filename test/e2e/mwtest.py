@@ -274,6 +274,24 @@ class E2ETestCase(unittest.TestCase):
         if not os.environ.get("MW_KEEP"):
             self.addCleanup(self.work.cleanup)
 
+    def popen(self, cmd, **kw):
+        """Starts cmd (text mode; stdin empty, stdout and stderr piped unless given); the
+        cleanup ends it by its Popen, never by a bare pid another process may have taken."""
+        kw.setdefault("stdin", subprocess.DEVNULL)
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = subprocess.Popen(cmd, text=True, **kw)
+
+        def end():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for f in (p.stdin, p.stdout, p.stderr):
+                if f:
+                    f.close()
+        self.addCleanup(end)
+        return p
+
     def tearDown(self):
         for _ in range(50):  # the kernel frees programs asynchronously after the last fd closes
             if not leftover_programs():

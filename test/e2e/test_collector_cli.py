@@ -60,23 +60,6 @@ class CollectorCli(mwtest.E2ETestCase):
         self.trace = self.work.join("trace.mcpt")
         self.nobody = mwtest.nobody_ids()
 
-    def popen(self, cmd, **kw):
-        """Starts cmd; the cleanup ends it by its pid if it is still running."""
-        kw.setdefault("stdin", subprocess.DEVNULL)
-        kw.setdefault("stdout", subprocess.PIPE)
-        kw.setdefault("stderr", subprocess.PIPE)
-        p = subprocess.Popen(cmd, text=True, **kw)
-
-        def end():
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            for f in (p.stdout, p.stderr):
-                if f:
-                    f.close()
-        self.addCleanup(end)
-        return p
-
     def kill_later(self, pid):
         self.addCleanup(lambda: alive(pid) and os.kill(pid, signal.SIGKILL))
 

@@ -1,0 +1,150 @@
+"""test_attach.py - attaching (--pid) where a review found it wanting: a process that has
+exited but is not reaped yet (a zombie) is never seeded (nothing would ever clear it from the
+tracked set, and whatever reuses its pid would be recorded); the process seeded is the one that
+was checked, not one that reused its pid while the collector waited for its FIFO's reader; a
+pid with no process is called that; and a collector lingering after the attached process exited
+waits idle instead of spinning on the process's pidfd."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mwtest  # noqa: E402
+
+# Forks a child that exits at once and is left unreaped (a zombie); prints its pid; reaps it
+# when a line comes on stdin, then exits.
+ZOMBIE_PARENT = r"""
+import os, sys
+c = os.fork()
+if c == 0:
+    os._exit(0)
+print(c, flush=True)
+sys.stdin.readline()
+os.waitpid(c, 0)
+"""
+
+
+def state(pid):
+    """The state letter of /proc/PID/stat, None when there is no such process."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+class Attach(mwtest.E2ETestCase):
+    def setUp(self):
+        super().setUp()
+        self.keys = mwtest.Keys(self.work)
+        self.trace = self.work.join("trace.mcpt")
+
+    def kill_later(self, pid):
+        self.addCleanup(lambda: state(pid) not in (None, "Z", "X") and
+                        os.kill(pid, signal.SIGKILL))
+
+    def attach(self, pid, *extra):
+        """A collector attached to pid (-v), once it says so: (process, its 'attached' line)."""
+        coll = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pid",
+                           str(pid), "-v"] + list(extra))
+        for line in coll.stderr:
+            if "attached to" in line:
+                return coll, line
+        self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+
+    def test_a_zombie_below_the_target_is_not_seeded(self):
+        parent = self.popen([sys.executable, "-c", ZOMBIE_PARENT], stdin=subprocess.PIPE)
+        zombie = int(parent.stdout.readline())
+        deadline = time.time() + 10
+        while state(zombie) != "Z" and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(state(zombie), "Z")
+        coll, line = self.attach(parent.pid, "--linger", "30")
+        self.assertIn("attached to %d and 0 process(es) below it" % parent.pid, line)
+        parent.stdin.write("\n")
+        parent.stdin.close()
+        self.assertEqual(parent.wait(timeout=60), 0)
+        # the tracked set is empty once the parent is gone: the linger ends at once
+        start = time.monotonic()
+        self.assertEqual(coll.wait(timeout=60), 0, coll.stderr.read())
+        self.assertLess(time.monotonic() - start, 20, "the collector lingered for a zombie")
+        recs = mwtest.dump_json(self.trace, self.keys)
+        procs = [(r.get("kind"), r["pid"]) for r in recs if r.get("type") == "proc"]
+        self.assertIn(("TARGET", parent.pid), procs)
+        self.assertEqual([p for p in procs if p[1] == zombie], [], procs)
+
+    def test_a_pid_reused_before_the_seeding_is_not_recorded(self):
+        """The collector checks the target, then waits for its FIFO's reader before it loads
+        BPF and seeds: a pid reused meanwhile names another process, which must not be
+        recorded in the target's place."""
+        fifo = self.work.join("out.fifo")
+        os.mkfifo(fifo)
+        target = self.popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             "sleep", "60"])
+        coll = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", fifo, "--pid",
+                           str(target.pid)])
+        deadline = time.time() + 30
+        while time.time() < deadline:  # until it waits in open() for the reader
+            with open("/proc/%d/syscall" % coll.pid) as f:
+                if f.read().split()[0] in ("2", "257"):
+                    break
+            time.sleep(0.02)
+        target.kill()
+        target.wait()
+        other = None
+        for _ in range(20):  # the next pid is pid - 1 + 1; another fork may take it first
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(target.pid - 1))
+            p = subprocess.Popen(["sleep", "60"])
+            if p.pid == target.pid:
+                other = p
+                self.addCleanup(lambda: other.poll() is None and (other.kill(), other.wait()))
+                break
+            p.kill()
+            p.wait()
+        self.assertIsNotNone(other, "could not reuse pid %d" % target.pid)
+        reader = self.popen(["cat", fifo])
+        rc = coll.wait(timeout=60)
+        err = coll.stderr.read()
+        reader.wait(timeout=60)
+        other.kill()
+        other.wait()
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--pid %d: the process exited before it could be attached" % target.pid,
+                      err)
+
+    def test_a_pid_without_a_process_is_called_so(self):
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        r = subprocess.run([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pid",
+                            str(gone.pid)], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(),
+                         ["mcpwitness-collect: --pid %d: no such process" % gone.pid])
+        self.assertFalse(os.path.exists(self.trace))
+
+    def test_lingering_after_the_attached_process_is_idle(self):
+        """The attached shell exits and leaves a child running: the collector lingers 3 s for
+        it. The shell's pidfd stays readable once it has exited; watched, it would wake every
+        wait of the linger at once (a busy loop, ~3 s of CPU). Wide bound: the load itself
+        takes well under one second of CPU."""
+        sh = self.popen(["/bin/sh", "-c", "read go; sleep 60 & echo $!"],
+                        stdin=subprocess.PIPE)
+        coll, _ = self.attach(sh.pid, "--linger", "3")
+        sh.stdin.write("go\n")
+        sh.stdin.close()
+        child = int(sh.stdout.readline())
+        self.kill_later(child)
+        self.assertEqual(sh.wait(timeout=60), 0)
+        _, status, ru = os.wait4(coll.pid, 0)
+        coll.returncode = os.waitstatus_to_exitcode(status)
+        os.kill(child, signal.SIGKILL)
+        self.assertEqual(coll.returncode, 0, coll.stderr.read())
+        cpu = ru.ru_utime + ru.ru_stime
+        self.assertLess(cpu, 2.0, "the collector used %.2f s of CPU in a 3 s linger" % cpu)
+
+
+if __name__ == "__main__":
+    mwtest.main()
