@@ -43,7 +43,7 @@ MW_SYS_EXIT(process_vm_writev)
  * started is routine, signalling the client or another process on the host is not. */
 extern struct task_struct *bpf_task_from_vpid(s32 vpid) __ksym __weak;
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
-extern void bpf_task_release(struct task_struct *p) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak; /* with them, 6.2+ */
 
 enum mw_target {
 	MW_TARGET_SELF,	   /* the caller's own thread group: not recorded */
