@@ -123,23 +123,47 @@ static char *os_release(const char *key)
 	return v;
 }
 
-static int hash_file(const char *path, uint8_t out[32])
+/* The digest of the regular file open at fd, read from its start; nothing but a regular file
+ * is read. */
+static int hash_fd(int fd, uint8_t out[32])
 {
 	crypto_generichash_state st;
 	uint8_t buf[65536];
+	struct stat sb;
+	off_t at = 0;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+		return -EINVAL;
 	crypto_generichash_init(&st, NULL, 0, 32);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
 		crypto_generichash_update(&st, buf, (size_t)n);
-	close(fd);
+		at += n;
+	}
 	if (n < 0)
 		return -EIO;
 	crypto_generichash_final(&st, out, 32);
 	return 0;
+}
+
+int header_open_exe(pid_t pid)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	/* non-blocking: a FIFO is never waited on (and hash_fd reads regular files only) */
+	return open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+}
+
+static int hash_file(const char *path, uint8_t out[32])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err;
+
+	if (fd < 0)
+		return -errno;
+	err = hash_fd(fd, out);
+	close(fd);
+	return err;
 }
 
 void header_clock_sample(Mcpt__ClockSample *c)
@@ -365,7 +389,7 @@ static int fill_target(struct header_data *h, const struct header_input *in)
 	const struct launch_cred *c = in->cred;
 	char proc[32];
 	char *exe;
-	int err;
+	int err, exe_fd;
 
 	if (in->attached)
 		snprintf(proc, sizeof(proc), "/proc/%d", (int)in->pid);
@@ -382,8 +406,13 @@ static int fill_target(struct header_data *h, const struct header_input *in)
 	else
 		exe = NULL;
 	h->target.exe = str_bin(exe);
-	if (exe && hash_file(exe, h->exe_digest) == 0)
+	/* the file the process runs, through its own link, never by path: the server may have
+	 * put another file (or a FIFO) there since its exec. None when it is gone already. */
+	exe_fd = in->attached ? header_open_exe(in->pid) : in->exe_fd;
+	if (exe_fd >= 0 && hash_fd(exe_fd, h->exe_digest) == 0)
 		h->target.exe_digest = bin(h->exe_digest, 32);
+	if (in->attached && exe_fd >= 0)
+		close(exe_fd);
 	h->target.pid = (uint32_t)in->pid;
 	h->target.attached = in->attached;
 	h->target.cwd = str_bin(own(h, proc_link(proc, "cwd")));

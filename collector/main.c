@@ -62,12 +62,13 @@ static int open_output(struct collector *c)
 	return output_adopt(&c->out, c->opts.output_fd);
 }
 
-static int start_trace(struct collector *c, const char *exe)
+static int start_trace(struct collector *c, const char *exe, int exe_fd)
 {
 	const char *const *notes;
 	struct header_input in = {
 		.command = c->opts.command,
 		.exe = exe,
+		.exe_fd = exe_fd,
 		.pid = c->session.server.pid,
 		.attached = c->opts.attach_pid > 0,
 		.cred = &c->cred,
@@ -124,6 +125,7 @@ static int launch_server(struct collector *c)
 {
 	struct launch *srv = &c->session.server;
 	char *exe = NULL;
+	int exe_fd;
 	int err = launch_fork(srv, c->opts.command, &c->cred, !c->opts.keep_server);
 
 	if (err) {
@@ -143,7 +145,12 @@ static int launch_server(struct collector *c)
 	err = launch_release(srv, &exe);
 	if (err) /* the child exits 126/127; the trace records that and ends normally */
 		p_err("failed to execute %s: %s", c->opts.command[0], strerror(-err));
-	err = start_trace(c, exe);
+	/* at once: the file it runs, for the header's digest, before the server can replace
+	 * the file at that path or be gone */
+	exe_fd = exe ? header_open_exe(srv->pid) : -1;
+	err = start_trace(c, exe, exe_fd);
+	if (exe_fd >= 0)
+		close(exe_fd);
 	free(exe);
 	return err;
 }
@@ -172,7 +179,7 @@ static int attach_server(struct collector *c)
 	if (err)
 		p_err("failed to watch process %d: %s", (int)pid, strerror(-err));
 	if (!err)
-		err = start_trace(c, NULL);
+		err = start_trace(c, NULL, -1);
 	for (i = 0; !err && i < n; i++) {
 		unsigned long uid = 0; /* a process gone since the scan: 0, as in ALIVE_AT_END */
 

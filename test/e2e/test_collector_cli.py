@@ -231,6 +231,27 @@ class CollectorCli(mwtest.E2ETestCase):
         os.close(wfd)
         self.assertEqual(r.returncode, 2, r.stderr)
 
+    def test_the_header_digest_is_of_the_file_that_ran(self):
+        """The server renames another file over its own path, or puts a FIFO there, as soon
+        as it runs, then exits: the header's digest is still of the executable that ran
+        (taken through /proc/PID/exe at once), and a FIFO never blocks the collector."""
+        import hashlib
+        d = self.work.mkdir("srv", mode=0o777)
+        srv = os.path.join(d, "srv")
+        want = hashlib.blake2b(open("/bin/sh", "rb").read(), digest_size=32).hexdigest()
+        for step in ('mv -f "$0.other" "$0"', 'rm -f "$0"; mkfifo "$0"'):
+            with self.subTest(step=step):
+                for f in (srv, self.trace):
+                    if os.path.exists(f):
+                        os.unlink(f)
+                shutil.copy("/bin/sh", srv)
+                shutil.copy("/bin/true", srv + ".other")
+                r = self.collect(["-o", self.trace], command=(srv, "-c", step + "; read x"),
+                                 input="\n")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                doc = mwtest.analyze_json(self.trace, self.keys)
+                self.assertEqual(doc["identity"]["server"]["exe_blake2b_256"], want)
+
     # 5 ----------------------------------------------------------------------------------------
     def test_inherited_fds_are_checked_before_anything_is_opened(self):
         rfd, wfd = os.pipe()
