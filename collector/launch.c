@@ -188,6 +188,27 @@ static void report(int status, char kind, const void *p, size_t n)
 		_exit(127);
 }
 
+/* What execvp does with a file the kernel will not execute (ENOEXEC: a script without "#!"):
+ * runs it with /bin/sh, announced as what runs. No allocation (the child of a fork): the
+ * arguments are copied into a bounded array on the stack. Returns the errno to report. */
+static int exec_with_shell(int status, const char *file, char **command)
+{
+	char *argv[1024];
+	size_t n = 1;
+
+	while (command[n] && n < sizeof(argv) / sizeof(argv[0]) - 1)
+		n++;
+	if (command[n])
+		return ENOEXEC; /* too many arguments for the copy: as the kernel said */
+	argv[0] = (char *)"/bin/sh";
+	argv[1] = (char *)file;
+	for (size_t i = 1; i <= n; i++)
+		argv[i + 1] = command[i]; /* the NULL included */
+	report(status, 'A', "/bin/sh", 7);
+	execve("/bin/sh", argv, environ);
+	return ENOEXEC;
+}
+
 /* execvp's search, done here as the user (so PATH entries the user cannot reach are skipped as
  * they would be) and announcing each candidate, so the collector learns what really ran. */
 static int exec_search(int status, char **command)
@@ -200,7 +221,7 @@ static int exec_search(int status, char **command)
 	if (strchr(name, '/')) {
 		report(status, 'A', name, strlen(name));
 		execve(name, command, environ);
-		return errno;
+		return errno == ENOEXEC ? exec_with_shell(status, name, command) : errno;
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -211,6 +232,8 @@ static int exec_search(int status, char **command)
 			continue;
 		report(status, 'A', buf, (size_t)n);
 		execve(buf, command, environ);
+		if (errno == ENOEXEC)
+			return exec_with_shell(status, buf, command);
 		if (errno != ENOENT && errno != ENOTDIR)
 			err = errno; /* like execvp: a permission error is remembered */
 		if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)

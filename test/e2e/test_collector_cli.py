@@ -252,6 +252,24 @@ class CollectorCli(mwtest.E2ETestCase):
                 doc = mwtest.analyze_json(self.trace, self.keys)
                 self.assertEqual(doc["identity"]["server"]["exe_blake2b_256"], want)
 
+    def test_a_script_without_an_interpreter_line_runs_as_execvp_would(self):
+        """execvp runs a file the kernel will not execute (ENOEXEC) with /bin/sh; MCP clients
+        start servers that way, so the collector does too, by path and through PATH."""
+        d = self.work.mkdir("scripts", mode=0o755)
+        script = self.work.write("scripts/nosb", 'echo "ran $0 $1"\n')
+        os.chmod(script, 0o755)
+        env = dict(os.environ, PATH=d + ":" + os.environ["PATH"])
+        for command in ((script, "one"), ("nosb", "one")):
+            with self.subTest(command=command):
+                if os.path.exists(self.trace):
+                    os.unlink(self.trace)
+                r = self.collect(["-o", self.trace], command=command, env=env)
+                self.assertEqual((r.returncode, r.stdout), (0, "ran %s one\n" % script),
+                                 r.stderr)
+                doc = mwtest.analyze_json(self.trace, self.keys)
+                self.assertEqual(doc["identity"]["server"]["exe"],
+                                 os.path.realpath("/bin/sh"))
+
     # 5 ----------------------------------------------------------------------------------------
     def test_inherited_fds_are_checked_before_anything_is_opened(self):
         rfd, wfd = os.pipe()
