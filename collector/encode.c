@@ -41,7 +41,7 @@ int encode_event(const struct mw_event *ev, size_t size, struct encoded_event *o
 	size_t off = MW_EVENT_HDR_SIZE, n_args = 4;
 	int i;
 
-	if (size < MW_EVENT_HDR_SIZE || ev->size > size)
+	if (size < MW_EVENT_HDR_SIZE || ev->size < MW_EVENT_HDR_SIZE || ev->size > size)
 		return -EBADMSG;
 	for (i = 0; i < MW_SLOTS; i++) {
 		if (ev->slen[i] > ev->size - off)
@@ -88,7 +88,7 @@ int encode_stdio(const struct mw_event *ev, size_t size, Mcpt__StdioFrame *out)
 	bool in;
 	int i;
 
-	if (size < MW_EVENT_HDR_SIZE || ev->size > size)
+	if (size < MW_EVENT_HDR_SIZE || ev->size < MW_EVENT_HDR_SIZE || ev->size > size)
 		return -EBADMSG;
 	for (i = 0; i < MW_S_DATA; i++)
 		before += ev->slen[i];

@@ -78,6 +78,11 @@ START_TEST(lengths_that_do_not_add_up)
 	ck_assert_int_eq(encode_event(e, size, &out), -EBADMSG);
 	ck_assert_int_eq(encode_stdio(e, size, &f), -EBADMSG);
 	ck_assert_int_eq(encode_event(e, MW_EVENT_HDR_SIZE - 1, &out), -EBADMSG);
+	e->size = MW_EVENT_HDR_SIZE - 1; /* shorter than its own header: no slot fits */
+	for (int i = 0; i < MW_SLOTS; i++)
+		e->slen[i] = 0;
+	ck_assert_int_eq(encode_event(e, size, &out), -EBADMSG);
+	ck_assert_int_eq(encode_stdio(e, size, &f), -EBADMSG);
 	free(e);
 }
 END_TEST
