@@ -71,6 +71,10 @@ int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, int pidfd,
  * processes and MCP channel. 0, or -EPERM with one line logged. */
 int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner);
 
+/* The same for every process of group pgid (--pgid through sudo): each must be the invoker's.
+ * 0, or -EPERM with one line logged. */
+int attach_check_group_invoker(const struct invoker *inv, pid_t pgid);
+
 /* The credentials the target runs with, from /proc/PID/status and the password database. */
 int attach_cred(pid_t pid, struct launch_cred *cred);
 

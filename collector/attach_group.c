@@ -161,6 +161,36 @@ int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, int pidfd,
 	return 0;
 }
 
+struct owner_check {
+	pid_t pgid;
+	uid_t uid;
+};
+
+static int member_owned(void *ctx, uint32_t pid, uint32_t ppid)
+{
+	const struct owner_check *o = ctx;
+	unsigned long uid;
+
+	(void)ppid;
+	if (attach_status_value((pid_t)pid, "Uid:", &uid))
+		return 0; /* gone since the scan */
+	if (uid == (unsigned long)o->uid)
+		return 0;
+	p_err("--pgid %d: process %u of the group belongs to uid %lu: through sudo, uid %u may "
+	      "attach only to its own processes",
+	      (int)o->pgid, pid, uid, (unsigned)o->uid);
+	return -EPERM;
+}
+
+int attach_check_group_invoker(const struct invoker *inv, pid_t pgid)
+{
+	struct owner_check o = {.pgid = pgid, .uid = inv->uid};
+
+	if (!inv->via_sudo)
+		return 0;
+	return each_member(pgid, member_owned, &o);
+}
+
 int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner)
 {
 	if (!inv->via_sudo || inv->uid == owner)

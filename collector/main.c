@@ -252,6 +252,8 @@ static int check_identity(struct collector *c)
 			return err;
 		}
 		err = attach_check_invoker(&c->inv, c->opts.attach_pid, c->cred.uid);
+		if (!err && c->opts.attach_pgid)
+			err = attach_check_group_invoker(&c->inv, c->opts.attach_pgid);
 		return err ? err : privs_check();
 	}
 	err = sudo_limits(c);

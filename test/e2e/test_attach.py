@@ -115,6 +115,29 @@ class Attach(mwtest.E2ETestCase):
         self.assertIn("--pid %d: the process exited before it could be attached" % target.pid,
                       err)
 
+    def test_through_sudo_every_process_of_the_group_must_be_the_users(self):
+        """--pgid through sudo: the watched member is the user's, another member is root's:
+        refused before anything is recorded."""
+        sh = self.popen(["/bin/sh", "-c", "setpriv --reuid=nobody --regid=nogroup "
+                         "--clear-groups sleep 60 & echo $!; sleep 60 & echo $!"],
+                        start_new_session=True)
+        mine, roots = int(sh.stdout.readline()), int(sh.stdout.readline())
+        self.addCleanup(lambda: [os.kill(p, signal.SIGKILL) for p in (mine, roots)
+                                 if state(p) not in (None, "Z", "X")])
+        sh.wait(timeout=60)
+        if mine > roots:
+            self.skipTest("pids wrapped: the user's sleep is not the group's lowest")
+        nobody = mwtest.nobody_ids()
+        env = dict(os.environ, SUDO_UID=str(nobody[0]), SUDO_GID=str(nobody[1]),
+                   SUDO_USER="nobody")
+        r = subprocess.run([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pgid",
+                            str(sh.pid)], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(), [
+            "mcpwitness-collect: --pgid %d: process %d of the group belongs to uid 0: through "
+            "sudo, uid %d may attach only to its own processes" % (sh.pid, roots, nobody[0])])
+        self.assertFalse(os.path.exists(self.trace))
+
     def test_a_pid_without_a_process_is_called_so(self):
         gone = subprocess.Popen(["true"])
         gone.wait()
