@@ -114,6 +114,11 @@ static int on_record(void *ctx, const struct replay_rec *rr)
 			r->first_malformed = rr->rec->index;
 		return 0; /* read on: the verdict decides first (refused) */
 	}
+	/* Nothing is evaluated without the header, whose variables the policy needs: a trace
+	 * whose header is never released (its segment failed, later ones held back verified)
+	 * is refused by its verdict, as one without a header is. */
+	if (!replay__header(r->rp))
+		return 0;
 	if (rr->rec->type == MCPT_T_HEADER || !r->compiled)
 		rc = on_header(r, replay__header(r->rp));
 	if (!rc && rr->rec->type == MCPT_T_EVENT)

@@ -331,6 +331,19 @@ START_TEST(tampered)
 	make_trace(&S, "t.mcpt", scenario_events);
 	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
 	expect_invalid();
+	/* holding segments back, the header's own segment bad: the same one line, no warning
+	 * about variables the header (never released) would have given */
+	make_trace(&S, "t.mcpt", scenario_events);
+	flip_in_file(S.path, "/proc/self/maps");
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub,
+		    "--verify-before-release", NULL);
+	ck_assert_int_eq(r.code, 3);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(cli_lines(r.err) == 1, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
+	cli_result_free(&r);
+	make_trace(&S, "t.mcpt", scenario_events);
+	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
 	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 1);
 	cli_result_free(&r);
