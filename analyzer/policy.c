@@ -420,10 +420,12 @@ static int load_root(struct pol_loader *ld, const struct ynode *root)
 			   ynode_kind_name(root));
 		return -EINVAL;
 	}
+	/* an unknown key is one error among the others; a version this analyzer does not read
+	 * ends the file's checks (its sections may mean something else) */
 	ret = pol_check_keys(ld, root, top_keys, "top-level");
-	ret = ret ?: check_version(ld, root);
-	if (ret)
-		return ret;
+	err = check_version(ld, root);
+	if (err)
+		return ret ?: err;
 	if ((sec = ynode_get(root, "lists")) &&
 	    (err = section_each(ld, sec, "lists", list_parse)) && !ret)
 		ret = err;

@@ -80,7 +80,8 @@ static const char *format_hint(const uint8_t *p, size_t n)
 		{"\xfd\x37\x7a\x58\x5a", 5, "xz-compressed data: decompress it first (xzcat)"},
 		{"\xff\xfe", 2, "UTF-16 text (byte order mark), not a trace"},
 		{"\xfe\xff", 2, "UTF-16 text (byte order mark), not a trace"},
-		{MCPT_EXCERPT_MAGIC, 8, "an mcpwitness excerpt: verify it as a file, not from a pipe"},
+		{MCPT_EXCERPT_MAGIC, 8,
+		 "an mcpwitness excerpt, not a trace: check it with mcpwitness verify"},
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

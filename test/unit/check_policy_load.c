@@ -240,6 +240,36 @@ START_TEST(version_messages)
 }
 END_TEST
 
+/* An unknown top-level key is one error: the sections are checked all the same, and each of
+ * their errors reported too ("every error is reported", policy check). */
+START_TEST(unknown_top_key_and_more)
+{
+	static const char text[] = "version: 1\n"
+				   "rulez: 1\n"
+				   "rules:\n"
+				   "  - id: a.b\n"
+				   "    message: m\n"
+				   "    severity: sometimes\n"
+				   "    category: c\n"
+				   "    condition: {op: exec}\n";
+	struct policy *p = policy__new();
+	struct diag d = {0};
+	FILE *f;
+
+	in_tmpdir();
+	f = fopen("p.yaml", "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(policy__load_file(p, "p.yaml", &d), -EINVAL);
+	ck_assert_uint_eq(d.errors, 2);
+	ck_assert_str_eq(diag_first(&d), "p.yaml:2:1: unknown top-level key \"rulez\" (did you "
+					 "mean \"rules\"?)");
+	diag_fini(&d);
+	policy__free(p);
+}
+END_TEST
+
 /* A macro reference holding a NUL names no macro, not the one before the NUL. */
 START_TEST(macro_ref_nul)
 {
@@ -348,6 +378,7 @@ Suite *policy_load_suite(void)
 	tcase_add_test(names, length_limits);
 	tcase_add_test(names, name_length_limits);
 	tcase_add_test(names, version_messages);
+	tcase_add_test(names, unknown_top_key_and_more);
 	tcase_add_test(names, macro_ref_nul);
 	tcase_add_test(names, pipe_and_device);
 	tcase_add_test(ov, same_file_override);
