@@ -81,7 +81,7 @@ static const char *format_hint(const uint8_t *p, size_t n)
 		{"\xff\xfe", 2, "UTF-16 text (byte order mark), not a trace"},
 		{"\xfe\xff", 2, "UTF-16 text (byte order mark), not a trace"},
 		{MCPT_EXCERPT_MAGIC, 8,
-		 "an mcpwitness excerpt, not a trace: check it with mcpwitness verify"},
+		 "an mcpwitness excerpt: check it with mcpwitness verify from a file, not a pipe"},
 	};
 
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
