@@ -154,6 +154,8 @@ int do_analyze(int argc, char **argv)
 	if (code < 0 && o.no_verify && o.verify_before_release)
 		code = cmd_usage_error(
 			"analyze", "--verify-before-release needs verification (not --no-verify)");
+	if (code < 0 && o.no_verify && o.pubkey)
+		code = cmd_usage_error("analyze", "--no-verify and --pubkey together: give one");
 	if (code < 0 && optind != argc - 1)
 		code = cmd_usage_error("analyze",
 				       optind >= argc ? "missing TRACE" : "more than one TRACE");

@@ -220,6 +220,8 @@ int do_calls(int argc, char **argv)
 	}
 	if (code >= 0)
 		return code;
+	if (o.no_verify && o.pubkey)
+		return cmd_usage_error("calls", "--no-verify and --pubkey together: give one");
 	if (optind != argc - 1)
 		return cmd_usage_error("calls",
 				       optind >= argc ? "missing TRACE" : "more than one TRACE");

@@ -1025,6 +1025,15 @@ START_TEST(repeated_options)
 		ck_assert_msg(strstr(r.err, want), "%s", r.err);
 		cli_result_free(&r);
 	}
+	for (int calls = 0; calls < 2; calls++) { /* a key given, and not used: refused too */
+		r = cli_run(NULL, calls ? "calls" : "analyze", "t.mcpt", "--no-verify", "-k", "a",
+			    NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, ": --no-verify and --pubkey together: give one"), "%s",
+			      r.err);
+		cli_result_free(&r);
+	}
 	r = cli_run(NULL, "policy", "check", "--set", "a=1", "--set", "b=2", POLICY, NULL);
 	ck_assert_msg(r.code == 0, "%s", r.err);
 	cli_result_free(&r);
