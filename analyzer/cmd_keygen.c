@@ -4,9 +4,11 @@
  * DIR is created (0755) when missing; existing key files are never overwritten.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "log.h"
@@ -29,6 +31,19 @@ static int make_dir(const char *dir)
 	if (errno != ENOENT)
 		return -errno;
 	return mkdir(dir, 0755) ? -errno : 0;
+}
+
+/* Removes the pair keygen just made in dir (mcpt_key_generate creates both, never over an
+ * existing file). */
+static void remove_pair(const char *dir)
+{
+	static const char *const names[] = {"signing.key", "signing.pub"};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
 }
 
 int do_keygen(int argc, char **argv)
@@ -70,6 +85,14 @@ int do_keygen(int argc, char **argv)
 		p_err("failed to generate key in %s: %s", dir, err[0] ? err : strerror(-rc));
 		return MW_EXIT_USAGE;
 	}
-	printf("%s\n", keyid);
+	/* all or nothing: a pair whose id was lost would refuse the retry */
+	if (printf("%s\n", keyid) < 0 || fflush(stdout)) {
+		rc = errno;
+		remove_pair(dir);
+		p_err("failed to write the key id: %s; the key pair made in %s is removed",
+		      strerror(rc), dir);
+		clearerr(stdout);
+		return MW_EXIT_USAGE;
+	}
 	return MW_EXIT_OK;
 }

@@ -386,6 +386,11 @@ START_TEST(stdout_full)
 	       "mcpwitness: failed to write the diff: No space left on device\n");
 	expect(mw(&full, "export", S.path, "--dsse", "-o", "-", "--pubkey", S.pub, NULL), 2,
 	       ": No space left on device\n");
+	/* keygen: all or nothing, so that the retry is not refused by a pair whose id was lost */
+	expect(mw(&full, "keygen", "-o", at("k"), NULL), 2,
+	       "mcpwitness: failed to write the key id: No space left on device; the key pair");
+	ck_assert_int_eq(access(at("k/signing.key"), F_OK), -1);
+	ck_assert_int_eq(access(at("k/signing.pub"), F_OK), -1);
 	expect(mw(&full, "--help", NULL), 2,
 	       "mcpwitness: failed to write the output: No space left on device\n");
 	expect(mw(&full, "--version", NULL), 2,
