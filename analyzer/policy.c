@@ -322,6 +322,7 @@ static int read_all(int fd, uint8_t **out, size_t *len)
 	struct stat st;
 	uint8_t *buf;
 	size_t got = 0, cap;
+	bool sized;
 	ssize_t n;
 
 	if (fstat(fd, &st))
@@ -332,9 +333,11 @@ static int read_all(int fd, uint8_t **out, size_t *len)
 		return -ENOTSUP; /* a device: no end to trust (/dev/zero), or one that blocks */
 	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > POLICY_FILE_MAX)
 		return -EFBIG;
-	/* a regular file: its size, a short read is an error (it shrank); a pipe (<(...)): up to
-	 * one byte past the limit, to tell a policy at it from one beyond */
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size : POLICY_FILE_MAX + 1;
+	/* a regular file: its size, a short read is an error (it shrank); a pipe (<(...)), or a
+	 * file that gives no size (/proc, /sys): to its end, up to one byte past the limit, to
+	 * tell a policy at it from one beyond */
+	sized = S_ISREG(st.st_mode) && st.st_size > 0;
+	cap = sized ? (size_t)st.st_size : POLICY_FILE_MAX + 1;
 	buf = malloc(cap + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -342,7 +345,7 @@ static int read_all(int fd, uint8_t **out, size_t *len)
 		n = read(fd, buf + got, cap - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 && S_ISFIFO(st.st_mode))
+		if (n == 0 && !sized)
 			break;
 		if (n <= 0) {
 			free(buf);

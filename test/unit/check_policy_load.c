@@ -281,7 +281,8 @@ START_TEST(macro_ref_nul)
 }
 END_TEST
 
-/* A policy from a pipe (-p <(...)) is read to its end; a device is refused by name. */
+/* A policy from a pipe (-p <(...)) or a file of no size (/proc) is read to its end; a device
+ * is refused by name. */
 START_TEST(pipe_and_device)
 {
 	static const char text[] = "version: 1\nrules:\n- id: r\n  description: d\n"
@@ -302,6 +303,11 @@ START_TEST(pipe_and_device)
 	ck_assert_int_eq(policy__load_file(p, "/dev/null", &d), -ENOTSUP);
 	ck_assert_str_eq(diag_first(&d), "/dev/null: failed to read policy: not a regular file or "
 					  "a pipe");
+	diag_fini(&d);
+	/* a file that tells no size (/proc): read to its end, its bytes judged, not "empty" */
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(policy__load_file(p, "/proc/self/status", &d), -EINVAL);
+	ck_assert_str_eq(diag_first(&d), "/proc/self/status:1:1: unknown top-level key \"Name\"");
 	diag_fini(&d);
 	policy__free(p);
 }
