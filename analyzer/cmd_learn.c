@@ -143,8 +143,13 @@ static int write_tmp(const char *path, const struct strbuf *sb, struct strbuf *t
 	if (strbuf_error(tmp))
 		return -ENOMEM;
 	fd = mkstemp(tmp->buf);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		p_err("failed to write %s: cannot create the file it is written to first, "
+		      "%s.XXXXXX: %s",
+		      path, path, strerror(-err));
+		return -EALREADY; /* reported */
+	}
 	if ((err = mcpt_write_all(fd, data, sb->len))) {
 		close(fd);
 		unlink(tmp->buf);
@@ -202,7 +207,8 @@ static int emit_and_write(const struct learn_args *a, struct lmodel *m, struct o
 	}
 	rc = write_tmp(a->output, &sb, &tmp);
 	if (rc) {
-		p_err("failed to write %s: %s", a->output, strerror(-rc));
+		if (rc != -EALREADY)
+			p_err("failed to write %s: %s", a->output, strerror(-rc));
 		rc = MW_EXIT_USAGE;
 		goto cleanup;
 	}

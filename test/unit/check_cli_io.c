@@ -233,6 +233,12 @@ START_TEST(learn_output_refused)
 	ck_assert_int_eq(mkdir(at("d"), 0700), 0);
 	n = entries();
 
+	/* a place no file can be made beside (/proc): said so, not "No such file" of the output */
+	expect(mw(&plain, "policy", "learn", S.path, "-o", "/proc/version", "-k", S.pub, "-p",
+		  POLICY, NULL),
+	       2,
+	       "failed to write /proc/version: cannot create the file it is written to first, "
+	       "/proc/version.XXXXXX: No such file or directory");
 	snprintf(want, sizeof(want), "refusing to write %s: it is the trace %s", S.path, S.path);
 	expect(mw(&plain, "policy", "learn", S.path, "-o", S.path, "-k", S.pub, "-p", POLICY, NULL),
 	       2, want);
