@@ -65,14 +65,22 @@ static int write_out(const char *path, const void *p, size_t n)
 	return MW_EXIT_OK;
 }
 
-/* Whether the file on fd (when it can be read at an offset) does not begin as a trace does:
- * then an export failure is an input error, not a failed verification. */
+/* Whether the file on fd (when it can be read at an offset) is not a trace this reader can
+ * read (another format, an unknown major version): then an export failure is an input error,
+ * as verify's UNSUPPORTED is, not a failed verification. A trace cut inside its preamble is
+ * a torn trace like any other. */
 static bool not_a_trace(int fd)
 {
-	uint8_t b[MCPT_MAGIC_LEN];
+	uint8_t b[MCPT_PREAMBLE_LEN];
 	ssize_t n = pread(fd, b, sizeof(b), 0);
+	size_t m = n < MCPT_MAGIC_LEN ? (size_t)(n < 0 ? 0 : n) : MCPT_MAGIC_LEN;
 
-	return n >= 0 && (n < (ssize_t)sizeof(b) || memcmp(b, MCPT_MAGIC, MCPT_MAGIC_LEN) != 0);
+	if (n < 0)
+		return false;
+	if (n == 0 || memcmp(b, MCPT_MAGIC, m) != 0)
+		return true;
+	/* the major version, little endian, right after the magic */
+	return n >= MCPT_MAGIC_LEN + 2 && (b[8] | b[9] << 8) != MCPT_FORMAT_MAJOR;
 }
 
 static int export_record(const struct export_opts *o, int fd)

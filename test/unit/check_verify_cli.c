@@ -328,6 +328,31 @@ START_TEST(test_export_and_verify)
 	r = cli_run(NULL, "verify", other, "--pubkey", S.pub, "--envelope", dir, NULL);
 	ck_assert_msg(strstr(r.err, ": Is a directory\n"), "%s", r.err);
 	cli_result_free(&r);
+	/* export's codes are verify's: a trace cut in its preamble is torn (3) wherever the cut
+	 * falls; an unknown major version is an input error (2), for both forms */
+	{
+		size_t len;
+		char *buf = synth_slurp(other, &len);
+
+		for (size_t cut = 1; cut <= 8; cut += 7) {
+			synth_spew(at("cut.mcpt"), buf, cut);
+			expect_fail(cli_run(NULL, "export", at("cut.mcpt"), "--record", "1", "-o",
+					    at("cut.mcpx"), "--pubkey", S.pub, NULL),
+				    3, "truncated inside the preamble");
+			expect_fail(cli_run(NULL, "export", at("cut.mcpt"), "--dsse", "-o",
+					    at("cut.json"), "--pubkey", S.pub, NULL),
+				    3, "the stream ends before its Header");
+		}
+		buf[9] ^= 1; /* major version 257 */
+		synth_spew(at("v257.mcpt"), buf, len);
+		expect_fail(cli_run(NULL, "export", at("v257.mcpt"), "--record", "1", "-o",
+				    at("v257.mcpx"), "--pubkey", S.pub, NULL),
+			    2, "major version 257 is not supported");
+		expect_fail(cli_run(NULL, "export", at("v257.mcpt"), "--dsse", "-o",
+				    at("v257.json"), "--pubkey", S.pub, NULL),
+			    2, "major version 257 is not supported");
+		free(buf);
+	}
 	synth_spew(at("bad.json"), "{\"payloadType\":", 15);
 	expect_fail(cli_run(NULL, "verify", other, "--pubkey", S.pub, "--envelope", at("bad.json"),
 			    NULL),
