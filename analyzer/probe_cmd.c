@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -112,13 +113,25 @@ static int parse_opts(struct probe *p, int argc, char **argv)
 	return -1;
 }
 
-/* Absolute trace directory and the verification key. */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Absolute trace directory (one the traces can be made in) and the verification key. */
 static int prepare(struct probe *p, char *dir)
 {
 	char err[256] = "";
 
 	if (!realpath(p->opts.dir, dir)) {
 		p_err("probe: output directory %s: %s", p->opts.dir, strerror(errno));
+		return MW_EXIT_USAGE;
+	}
+	if (!is_dir(dir) || access(dir, W_OK | X_OK)) {
+		p_err("probe: output directory %s: %s", p->opts.dir,
+		      is_dir(dir) ? strerror(errno) : "not a directory");
 		return MW_EXIT_USAGE;
 	}
 	p->opts.dir = dir;

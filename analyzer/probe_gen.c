@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,11 +79,14 @@ static void *reader_main(void *arg)
 			      "the collector did not record (see its message on stderr)");
 		probe_emit(g->probe, o);
 	}
+	if (rep->bytes == 0)
+		goto done; /* no trace: its empty file goes (probe_gen_stop) */
 	o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:I}", "type", "status", "message", "trace",
 		      "bucket", "ambient", "generation", (json_int_t)g->generation, "trace",
 		      g->path, "verdict", mcpt_report_verdict_name(rep), "records",
 		      (json_int_t)rep->records);
 	probe_emit(g->probe, o);
+done:
 	g->done = true;
 	pthread_mutex_unlock(&g->probe->lock);
 	replay__free(r);
@@ -120,11 +124,17 @@ static void collector_argv(const struct probe_gen *g, struct argv_buf *a)
 	a->v[i] = NULL;
 }
 
+static void put_stderr(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0)
+		_exit(127);
+}
+
 /* In the child: fds 3 (trace) and 4 (control), stdout to stderr, then exec. Never returns. */
 static void exec_collector(const struct argv_buf *a, int out_w, int ctl_r)
 {
-	static const char msg[] = "mcpwitness: failed to run the collector\n";
-	int x, y, devnull;
+	static const char msg[] = "mcpwitness: failed to run the collector ";
+	int x, y, devnull, err;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM); /* a probe killed outright still stops its collector */
 	x = fcntl(out_w, F_DUPFD, 10);
@@ -136,8 +146,13 @@ static void exec_collector(const struct argv_buf *a, int out_w, int ctl_r)
 	closefrom(5);
 	signal(SIGPIPE, SIG_DFL);
 	execvp(a->v[0], (char *const *)a->v);
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(127);
+	err = errno;
+	/* one line naming it and why, with write(2) only (between fork and exec) */
+	put_stderr(msg);
+	put_stderr(a->v[0]);
+	put_stderr(": ");
+	put_stderr(strerrordesc_np(err));
+	put_stderr("\n");
 	_exit(127);
 }
 
@@ -272,6 +287,7 @@ static bool reap(pid_t pid, int ms, int *status)
 
 void probe_gen_stop(struct probe_gen *g)
 {
+	struct stat st;
 	int status = 0;
 
 	if (!g)
@@ -295,5 +311,7 @@ void probe_gen_stop(struct probe_gen *g)
 		pthread_join(g->tee, NULL);
 		pthread_join(g->reader, NULL);
 	}
+	if (g->file_fd >= 0 && fstat(g->file_fd, &st) == 0 && st.st_size == 0)
+		unlink(g->path); /* the collector wrote nothing: no trace to leave behind */
 	gen_free(g);
 }

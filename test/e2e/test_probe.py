@@ -18,6 +18,7 @@ control lines, and a clean stop on shutdown followed at once by TERM (what the m
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -41,9 +42,10 @@ class Sidecar:
         ids = {}
         if user:
             ids = {"user": user[0], "group": user[1], "extra_groups": []}
+        collector = [] if "--collector" in extra else ["--collector", mwtest.COLLECT]
         self.proc = subprocess.Popen(
             [PROBE, "--backend", "ebpf", "-o", outdir or work.path, "-k", keys.secret,
-             "--pubkey", keys.public, "--collector", mwtest.COLLECT] + list(extra),
+             "--pubkey", keys.public] + collector + list(extra),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
             bufsize=1, cwd=outdir or work.path, **ids)
         self.lines = queue.Queue()
@@ -352,8 +354,22 @@ class Probe(mwtest.E2ETestCase):
         sc.status("end", "c0", timeout=5)
         self.assertEqual(sc.stop(), 0)
 
+    def test_a_collector_that_cannot_run_leaves_nothing(self):
+        """The collector cannot be started: one line naming it and why, an error event, and
+        neither a trace event nor an empty trace file."""
+        sc = self.start(["--collector", "/nonexistent/mcpwitness-collect"])
+        sc.status("ready")
+        sc.send({"op": "scope", "pgid": os.getpgid(0), "generation": 1})
+        sc.status("error")
+        self.assertEqual(sc.stop(), 0)
+        self.assertEqual([e for e in sc.events if e.get("message") == "trace"], [])
+        self.assertEqual([f for f in os.listdir(self.work.path) if f.endswith(".mcpt")], [])
+        self.assertIn("mcpwitness: failed to run the collector /nonexistent/mcpwitness-collect:"
+                      " No such file or directory\n", self.stderr())
+
     def test_bad_options(self):
         for args in (["--backend", "fake"], ["--grace-ms", "soon"], ["-o", "/nonexistent/dir"],
+                     ["-o", "/etc/hostname"],
                      ["--pubkey", "/nonexistent.pub"], ["stray"]):
             r = mwtest.run([PROBE] + args, stdin=subprocess.DEVNULL)
             self.assertEqual(r.returncode, 2, args)
@@ -362,6 +378,10 @@ class Probe(mwtest.E2ETestCase):
         r = mwtest.run([mwtest.ANALYZER, "probe", "--help"])
         self.assertEqual(r.returncode, 0)
         self.assertIn("--backend", r.stdout)
+        # the man page this build installs names the same default collector as --help
+        default = re.search(r"\(default (/\S+/mcpwitness-collect)\)", r.stdout).group(1)
+        with open(os.path.join(mwtest.BUILD_DIR, "packaging", "man", "mcpwitness.1")) as f:
+            self.assertIn("(default \\fI%s\\fR)" % default, f.read())
 
 
 if __name__ == "__main__":
