@@ -144,8 +144,8 @@ static void __attribute__((noreturn)) guard(struct loader *l, int sock)
 		_exit(127);
 	while ((n = read(sock, &b, 1)) < 0 && errno == EINTR)
 		;
-	if (n == 1 && b == GUARD_DONE)
-		_exit(0);
+	if ((n == 1 && b == GUARD_DONE) || loader__tracked_empty(l))
+		_exit(0); /* released, or nothing recorded to kill (a start abandoned early) */
 	left = loader__kill_tracked(l, LOADER_KILL_WAIT_MS, NULL, NULL);
 	if (left)
 		p_warn("the collector is gone; %zu recorded process(es) still alive after SIGKILL",

@@ -286,6 +286,26 @@ static int open_control(struct collector *c)
 	return err;
 }
 
+/* A stop (INT, TERM, HUP) that came while the programs loaded: the server is not started (or
+ * attached) at all. Left pending, the signal was taken for one the server already had (a
+ * terminal's), and the user had to stop it again. Looked at, not consumed. */
+static int stop_requested(const struct collector *c)
+{
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+	sigset_t pending;
+
+	if (sigpending(&pending))
+		return 0;
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		if (sigismember(&pending, stops[i]) == 1) {
+			p_err("signal %d came before %s: nothing recorded", stops[i],
+			      c->opts.attach_pid ? "the attach" : "COMMAND was started");
+			return -EINTR;
+		}
+	}
+	return 0;
+}
+
 static int setup(struct collector *c)
 {
 	struct loader_opts lo = {
@@ -329,7 +349,9 @@ static int setup(struct collector *c)
 			return err;
 		}
 	}
-	err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
+	err = stop_requested(c);
+	if (!err)
+		err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
 	if (!err)
 		err = sandbox_enter(c->cred.uid);
 	return err;

@@ -124,6 +124,28 @@ class CollectorCli(mwtest.E2ETestCase):
             self.assert_one_line(err, "failed to open FIFO %s: signal %d" % (fifo, sig))
             self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
 
+    def test_a_stop_while_loading_starts_no_server(self):
+        """INT right after the FIFO's reader came: the collector is loading its programs (half a
+        second), no server exists yet. It must not start one it would then have to be stopped
+        again for: exit 2, one line, COMMAND never run, no trace, nothing attached."""
+        fifo = self.work.join("out.fifo")
+        os.mkfifo(fifo)
+        marker = self.work.join("ran")
+        p = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", fifo, "--allow-root",
+                        "--", "/bin/sh", "-c", "touch '%s'; sleep 30" % marker])
+        time.sleep(0.5)  # waiting for a reader
+        reader = self.popen(["cat", fifo])
+        time.sleep(0.05)  # the open returned: now loading
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=60)
+        err = p.stderr.read()
+        reader.wait(timeout=30)
+        self.assertEqual(rc, 2, err)
+        self.assert_one_line(err, "signal %d came before COMMAND was started: nothing recorded"
+                             % signal.SIGINT)
+        self.assertFalse(os.path.exists(marker), "COMMAND ran")
+        self.assertEqual(mwtest.leftover_programs(), [])
+
     def test_fifo_reader_coming_late_gets_the_trace(self):
         fifo = self.work.join("late.fifo")
         os.mkfifo(fifo)
