@@ -17,7 +17,7 @@
  * rewrite the address after the kernel copied it (TAMPERED). Sends without one are not stashed.
  * socket() is recorded only for sockets out of the ordinary (mw_socket_ordinary).
  */
-#include "syscall.bpf.h"
+#include "chan.bpf.h"
 #include <bpf/bpf_endian.h>
 
 #define MW_AF_UNIX	  1
@@ -366,11 +366,13 @@ MW_SYS_ENTER(sendto)
 MW_SYS_EXIT(sendto)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDTO, ret, MW_INT(0), MW_LONG(2), 0, 0);
+	struct mw_event *e;
 	const void *addr;
 	struct sock *sk;
 	__u32 data_off;
 
+	mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
+	e = mw_sys_begin(&s, MW_OP_SENDTO, ret, MW_INT(0), MW_LONG(2), 0, 0);
 	if (!e)
 		return 0;
 	sk = mw_sock_kind(e, mw_iarg(&s, 0));
@@ -425,12 +427,14 @@ MW_SYS_ENTER(sendmsg)
 MW_SYS_EXIT(sendmsg)
 {
 	struct mw_sys s;
-	struct mw_event *e = mw_sys_begin(&s, MW_OP_SENDMSG, ret, MW_INT(0), MW_UINT(2), 0, 0);
+	struct mw_event *e;
 	struct iovec iov;
 	struct sock *sk;
 	__u32 data_off;
 	bool addressed, stashed;
 
+	mw_chan_msg(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
+	e = mw_sys_begin(&s, MW_OP_SENDMSG, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	if (!e)
 		return 0;
 	sk = mw_sock_kind(e, mw_iarg(&s, 0));
@@ -484,6 +488,7 @@ MW_SYS_EXIT(sendmmsg)
 	if (!mw_is_tracked())
 		return 0;
 	regs = mw_ctx_regs;
+	mw_chan_mmsg(regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
 	c.ret = ret;
 	c.fd = (int)mw_arg(regs, 0);
 	c.vec = (const struct mmsghdr *)mw_arg(regs, 1);

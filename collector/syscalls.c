@@ -123,8 +123,32 @@ static const struct sysname table[] = {
 #ifdef SYS_add_key
 	{ "add_key", SYS_add_key },
 #endif
+#ifdef SYS_preadv
+	{ "preadv", SYS_preadv },
+#endif
+#ifdef SYS_preadv2
+	{ "preadv2", SYS_preadv2 },
+#endif
+#ifdef SYS_pwritev
+	{ "pwritev", SYS_pwritev },
+#endif
+#ifdef SYS_pwritev2
+	{ "pwritev2", SYS_pwritev2 },
+#endif
+#ifdef SYS_recvfrom
+	{ "recvfrom", SYS_recvfrom },
+#endif
+#ifdef SYS_recvmmsg
+	{ "recvmmsg", SYS_recvmmsg },
+#endif
+#ifdef SYS_recvmsg
+	{ "recvmsg", SYS_recvmsg },
+#endif
 #ifdef SYS_request_key
 	{ "request_key", SYS_request_key },
+#endif
+#ifdef SYS_tee
+	{ "tee", SYS_tee },
 #endif
 #ifdef SYS_userfaultfd
 	{ "userfaultfd", SYS_userfaultfd },
@@ -329,6 +353,9 @@ static const struct sysname table[] = {
 #endif
 #ifdef SYS_unshare
 	{ "unshare", SYS_unshare },
+#endif
+#ifdef SYS_vmsplice
+	{ "vmsplice", SYS_vmsplice },
 #endif
 #ifdef SYS_write
 	{ "write", SYS_write },

@@ -14,10 +14,15 @@ seal: a response is sealed (a MARK seal) soon after it is written, also when it 
   after the one before, inside the 10 ms the writer keeps between two such seals: the seal is
   held to that mark, not left to the 1 s segment timer. A 1 MiB ring (wake-up at 128 KiB) and
   200 KB lines make the collector read each response as it comes.
+other calls: stdin and stdout as sockets (socketpairs, as libuv gives a child) read with recv
+  and recvmsg and written with sendmsg, send and pwritev2 are captured as read and write are;
+  bytes vmspliced into the stdout pipe (pages by reference) are a gap of their length.
 """
 import os
+import socket
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
@@ -40,6 +45,41 @@ INPUT = bytes(ord("a") + i % 26 for i in range(50000))
 OUTPUT = b"<" + INPUT + b">" + b"x" * 40000 + b"y" * 20000 + b"z" * 20000
 CALL_LENGTHS = [1 + len(INPUT) + 1, 40000, 40000]  # the three writes, in order
 DATA_MAX = 16384  # MW_DATA_MAX: bytes of one chunk
+
+# pwritev2 and vmsplice, which Python does not offer as such: one iovec of n bytes of c.
+VEC = r"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+def one(c, n):
+    buf = ctypes.create_string_buffer(c * n, n)
+    return buf, iovec(ctypes.cast(buf, ctypes.c_void_p), n)
+"""
+
+SOCKET_SERVER = VEC + r"""
+import socket
+sin, sout = socket.socket(fileno=0), socket.socket(fileno=1)
+got = sin.recv(5)
+bufs = [bytearray(3), bytearray(70000)]
+while True:
+    n = sin.recvmsg_into(bufs)[0]
+    if n == 0:
+        break
+    got += b"".join(bytes(b) for b in bufs)[:n]
+sout.sendmsg([b"<", got, b">"])
+sout.sendall(b"x" * 40000)
+buf, iov = one(b"y", 20000)
+assert libc.pwritev2(1, ctypes.byref(iov), 1, ctypes.c_long(-1), 0) == 20000
+"""
+
+VMSPLICE_SERVER = VEC + r"""
+import os
+os.write(1, b"a" * 100)
+buf, iov = one(b"v", 1000)
+assert libc.vmsplice(1, ctypes.byref(iov), 1, 0) == 1000
+os.write(1, b"b" * 100)
+"""
 
 
 class Channel(mwtest.E2ETestCase):
@@ -126,6 +166,52 @@ class Channel(mwtest.E2ETestCase):
             self.assertTrue(seals and seals[0] & 4 and not seals[0] & 1,
                             "the response at record %d is not followed by a MARK seal before "
                             "the FINAL one: %s" % (w, seals))
+
+    def test_other_calls_on_the_channel(self):
+        ins, outs = socket.socketpair(), socket.socketpair()
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", SOCKET_SERVER],
+                                 extra=["--linger", "0"])
+        p = subprocess.Popen(cmd, stdin=ins[1], stdout=outs[1], stderr=subprocess.PIPE)
+        ins[1].close()
+        outs[1].close()
+
+        def feed():
+            ins[0].sendall(INPUT)
+            ins[0].shutdown(socket.SHUT_WR)
+        t = threading.Thread(target=feed)
+        t.start()
+        got = b""
+        while True:
+            b = outs[0].recv(65536)
+            if not b:
+                break
+            got += b
+        t.join()
+        rc = p.wait(timeout=120)
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        for s in ins + outs:
+            s.close()
+        self.assertEqual(rc, 0, err)
+        want = b"<" + INPUT + b">" + b"x" * 40000 + b"y" * 20000
+        self.assertEqual(got, want)
+        self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        reads, read_gaps = self.tile(frames, "READ", INPUT)
+        writes, write_gaps = self.tile(frames, "WRITE", want)
+        self.assertEqual(read_gaps + write_gaps, [])
+        self.assertEqual(len(sorted(reads, key=lambda f: f["seq"])[0]["data"]), 5)  # recv(5)
+
+    def test_vmsplice_is_a_gap(self):
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        want = b"a" * 100 + b"v" * 1000 + b"b" * 100
+        self.assertEqual(r.stdout, want)
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "WRITE", want)
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 1000)])
 
     def test_head(self):
         frames = self.record(["--stdio", "head:1000"])

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * chan.bpf.h - capturing the MCP channel (see chan.bpf.c): the bytes a call moved on the
+ * server's stdin or stdout object, as records of the stream, or a GAP record for what cannot be
+ * captured. Shared by chan.bpf.c (read, write and their kin) and net.bpf.c (sendto, sendmsg,
+ * sendmmsg, whose exits record the network side too).
+ */
+#ifndef MW_CHAN_BPF_H
+#define MW_CHAN_BPF_H
+
+#include "syscall.bpf.h"
+
+/* A span of the stream to capture: len bytes at ubuf (stream offset offset), the call's
+ * chunk0-th chunk onwards, call_done bytes of the call already taken, head the --stdio head
+ * limit (0: none). Also the context of the chunk loop, with len cut to what is kept. No
+ * padding: the verifier wants every byte of a global function's argument initialised. */
+struct mw_span {
+	__u64 ubuf;
+	__u64 len;
+	__u64 offset;
+	__u64 call_done;
+	__u64 head;
+	__s64 ret;
+	__u32 chunk0;
+	__s32 fd;
+	__u16 op;
+	__u16 last_span;
+	__u32 pad;
+};
+
+static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
+{
+	struct mw_chan *c = bpf_map_lookup_elem(&chan, &dir);
+	struct file *f;
+
+	if (!c || !(c->enabled & MW_CHAN_ON))
+		return NULL;
+	f = mw_fd_file(fd);
+	if (!f || BPF_CORE_READ(f, f_inode, i_ino) != c->ino ||
+	    BPF_CORE_READ(f, f_inode, i_sb, s_dev) != c->dev)
+		return NULL;
+	return c;
+}
+
+static long mw_cap_chunk(__u32 i, void *data)
+{
+	struct mw_span *c = data;
+	__u64 at = (__u64)i * MW_DATA_MAX;
+	struct mw_rec r;
+	struct mw_event *e;
+	__u32 n;
+
+	if (at >= c->len)
+		return 1;
+	n = c->len - at > MW_DATA_MAX ? MW_DATA_MAX : (__u32)(c->len - at);
+	e = mw_rec_begin(&r, c->op, c->ret);
+	if (!e)
+		return 1;
+	e->arg[0] = c->fd;
+	e->arg[1] = c->offset + at;
+	e->arg[2] = c->ret;
+	e->arg[3] = c->chunk0 + i;
+	if (c->last_span && at + n >= c->len)
+		e->flags |= MW_F_LAST;
+	mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
+	mw_rec_emit(&r);
+	return 0;
+}
+
+/* A record for bytes of the stream that were not captured; arg[3] = the direction. */
+static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset, __u64 len,
+					__u32 dir)
+{
+	struct mw_rec r;
+	struct mw_event *e = mw_rec_begin(&r, op, ret);
+
+	if (!e)
+		return;
+	e->flags |= MW_F_GAP | MW_F_TRUNC(MW_S_DATA);
+	e->arg[0] = fd;
+	e->arg[1] = offset;
+	e->arg[2] = len;
+	e->arg[3] = dir;
+	mw_rec_emit(&r);
+}
+
+/* Captures a span within the call's chunk budget; returns the number of chunks used. Bytes over
+ * the budget or the head limit become a gap. A global function, so the verifier checks it once,
+ * alone: inlined into readv/writev's iovec loop, its own loop made the jump sequence between two
+ * verifier checkpoints exceed the kernel's limit of 8 192 ("The sequence of 8193 jumps is too
+ * complex", seen on 6.18.44 on an Intel host), and then no program loads at all. Weak: each
+ * object including this header brings one, the linker keeps one (as mw_hash). */
+__weak __noinline int mw_cap_span(const struct mw_span *sp)
+{
+	struct mw_span c; /* on the stack, as bpf_loop wants its context */
+	__u64 keep, budget;
+	__u32 chunks;
+
+	if (!sp)
+		return 0;
+	c = *sp;
+	keep = sp->len;
+	if (sp->chunk0 >= MW_CHAN_CHUNKS) {
+		keep = 0;
+	} else {
+		budget = (__u64)(MW_CHAN_CHUNKS - sp->chunk0) * MW_DATA_MAX;
+		if (keep > budget)
+			keep = budget;
+	}
+	if (sp->head && sp->call_done + keep > sp->head)
+		keep = sp->call_done >= sp->head ? 0 : sp->head - sp->call_done;
+	c.len = keep;
+	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
+	if (chunks)
+		bpf_loop(chunks, mw_cap_chunk, &c, 0);
+	if (keep < sp->len) {
+		if (!sp->head)
+			mw_loss(MW_LOSS_CHAN_CUT);
+		mw_chan_gap(sp->op, sp->fd, sp->ret, sp->offset + keep, sp->len - keep,
+			    sp->op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
+	}
+	return chunks;
+}
+
+/* A read of 0 bytes on the stdin object: the client closed the channel. Reported once, as an
+ * empty LAST frame at the stream's end, so the analyzer knows when shutdown began. */
+static __always_inline void mw_chan_eof(int fd)
+{
+	struct mw_chan *ch = mw_chan_match(fd, MW_CHAN_IN);
+	struct mw_rec r;
+	struct mw_event *e;
+
+	if (!ch || (__sync_fetch_and_or(&ch->enabled, MW_CHAN_EOF) & MW_CHAN_EOF))
+		return;
+	e = mw_rec_begin(&r, MW_OP_STDIO_READ, 0);
+	if (!e)
+		return;
+	e->flags |= MW_F_LAST;
+	e->arg[0] = fd;
+	e->arg[1] = ch->offset;
+	mw_rec_emit(&r);
+}
+
+/* read/write and pread/pwrite: one contiguous buffer. */
+static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 dir)
+{
+	struct mw_span sp = {};
+	struct mw_chan *ch;
+	int fd;
+
+	if (ret < 0 || !mw_is_tracked())
+		return 0;
+	fd = (int)mw_arg(regs, 0);
+	if (ret == 0) {
+		if (dir == MW_CHAN_IN)
+			mw_chan_eof(fd);
+		return 0;
+	}
+	ch = mw_chan_match(fd, dir);
+	if (!ch)
+		return 0;
+	sp.ubuf = mw_arg(regs, 1);
+	sp.len = ret;
+	sp.offset = __sync_fetch_and_add(&ch->offset, ret);
+	sp.head = ch->head;
+	sp.ret = ret;
+	sp.fd = fd;
+	sp.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	sp.last_span = true;
+	mw_cap_span(&sp);
+	return 0;
+}
+
+struct mw_iov_ctx {
+	struct mw_chan *ch;
+	const struct iovec *vec;
+	__u64 left;   /* transferred bytes not yet assigned to an iovec */
+	__u64 offset; /* stream offset of the next byte */
+	__u64 done;
+	long ret;
+	__u32 chunks;
+	int fd;
+	__u16 op;
+};
+
+static long mw_cap_iov(__u32 i, void *data)
+{
+	struct mw_iov_ctx *c = data;
+	struct mw_span sp = {};
+	struct iovec iov;
+	__u64 n;
+
+	if (!c->left || bpf_probe_read_user(&iov, sizeof(iov), &c->vec[i]))
+		return 1;
+	n = iov.iov_len < c->left ? iov.iov_len : c->left;
+	sp.ubuf = (__u64)iov.iov_base;
+	sp.len = n;
+	sp.offset = c->offset;
+	sp.call_done = c->done;
+	sp.head = c->ch->head;
+	sp.ret = c->ret;
+	sp.chunk0 = c->chunks;
+	sp.fd = c->fd;
+	sp.op = c->op;
+	sp.last_span = n == c->left;
+	c->chunks += mw_cap_span(&sp);
+	c->left -= n;
+	c->offset += n;
+	c->done += n;
+	return 0;
+}
+
+/* The transferred bytes of a call on fd fill iovcnt iovecs at vec in order (readv/writev and
+ * their positional forms, the iovecs of a msghdr). */
+static __always_inline int mw_chan_iov(int fd, const struct iovec *vec, __u32 iovcnt, long ret,
+				       __u32 dir)
+{
+	struct mw_iov_ctx c = {.ret = ret, .fd = fd, .vec = vec};
+
+	if (ret == 0) {
+		if (dir == MW_CHAN_IN)
+			mw_chan_eof(c.fd);
+		return 0;
+	}
+	c.ch = mw_chan_match(c.fd, dir);
+	if (!c.ch)
+		return 0;
+	c.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
+	c.left = ret;
+	c.offset = __sync_fetch_and_add(&c.ch->offset, ret);
+	bpf_loop(iovcnt > 64 ? 64 : iovcnt, mw_cap_iov, &c, 0);
+	if (c.left) /* more iovecs than we walk: say so */
+		mw_chan_gap(c.op, c.fd, ret, c.offset, c.left, dir);
+	return 0;
+}
+
+/* readv/writev, preadv/pwritev(2): fd, iovec array, count. */
+static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir)
+{
+	if (ret < 0 || !mw_is_tracked())
+		return 0;
+	return mw_chan_iov((int)mw_arg(regs, 0), (const struct iovec *)mw_arg(regs, 1),
+			   (__u32)mw_arg(regs, 2), ret, dir);
+}
+
+#define MW_MSG_PEEK 2
+
+/* recvmsg/sendmsg: the iovecs of the msghdr. A peek (MSG_PEEK) takes nothing from the stream:
+ * the read that follows does. */
+static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir)
+{
+	struct user_msghdr m;
+
+	if (ret < 0 || !mw_is_tracked() ||
+	    (dir == MW_CHAN_IN && ((__u32)mw_arg(regs, 2) & MW_MSG_PEEK)))
+		return 0;
+	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(regs, 1)))
+		m.msg_iovlen = 0; /* unreadable: what was moved becomes a gap */
+	return mw_chan_iov((int)mw_arg(regs, 0), m.msg_iov, (__u32)m.msg_iovlen, ret, dir);
+}
+
+/* Bytes that reach or leave the channel without passing through user memory: noted with their
+ * offsets as a gap (out fd = the stdout object, or in fd = the stdin object; in_i < 0: only
+ * the out fd counts). */
+static __always_inline int mw_chan_moved(struct pt_regs *regs, long ret, int in_i, int out_i)
+{
+	__u32 dir = MW_CHAN_OUT;
+	struct mw_chan *ch;
+	__u64 offset;
+	int fd;
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+
+	fd = (int)mw_arg(regs, out_i);
+	ch = mw_chan_match(fd, MW_CHAN_OUT);
+	if (!ch && in_i >= 0) {
+		dir = MW_CHAN_IN;
+		fd = (int)mw_arg(regs, in_i);
+		ch = mw_chan_match(fd, MW_CHAN_IN);
+	}
+	if (!ch)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, ret);
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, ret, dir);
+	return 0;
+}
+
+/* sendmmsg/recvmmsg: ret messages, msg_len bytes each; the channel's share of them becomes a
+ * gap (their iovecs are not walked: a batch of up to 1024 messages). */
+struct mw_mmsg_sum {
+	const struct mmsghdr *vec;
+	__u64 bytes;
+};
+
+static long mw_mmsg_len(__u32 i, void *data)
+{
+	struct mw_mmsg_sum *c = data;
+	unsigned int n;
+
+	if (bpf_probe_read_user(&n, sizeof(n), &c->vec[i].msg_len))
+		return 1;
+	c->bytes += n;
+	return 0;
+}
+
+static __always_inline int mw_chan_mmsg(struct pt_regs *regs, long ret, __u32 dir)
+{
+	struct mw_mmsg_sum c = {.vec = (const struct mmsghdr *)mw_arg(regs, 1)};
+	struct mw_chan *ch;
+	__u64 offset;
+	int fd;
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+	fd = (int)mw_arg(regs, 0);
+	ch = mw_chan_match(fd, dir);
+	if (!ch)
+		return 0;
+	bpf_loop(ret > 1024 ? 1024 : (__u32)ret, mw_mmsg_len, &c, 0);
+	if (!c.bytes)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, c.bytes);
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, c.bytes, dir);
+	return 0;
+}
+
+#endif /* MW_CHAN_BPF_H */
