@@ -132,6 +132,19 @@ class ManExamples(mwtest.E2ETestCase):
                     self.assertIn(opt, documented, "%s %s --help lists %s, which %s does not "
                                   "describe" % (os.path.basename(prog), " ".join(verb), opt, page))
 
+    def test_every_default_rule_described(self):
+        """THE DEFAULT POLICY of mcpwitness-policy(5) names each rule of the shipped policy,
+        with its severity and category."""
+        with open(os.path.join(MAN_DIR, "mcpwitness-policy.5.scd"), encoding="utf-8") as f:
+            page = f.read()
+        with open(mwtest.DEFAULT_POLICY, encoding="utf-8") as f:
+            text = f.read()
+        rules = re.findall(r"(?m)^  - id: (\S+)\n(?:    .*\n)*?    severity: (\S+)\n"
+                           r"    category: (\S+)", text)
+        self.assertGreater(len(rules), 30)
+        for rid, sev, cat in rules:
+            self.assertIn("*%s* (%s, %s)" % (rid, sev, cat), page)
+
     def test_collect_examples(self):
         run_page(self, "mcpwitness-collect.8", build_env(), os.path.join(mwtest.SOURCE_DIR, "policies"))
 
