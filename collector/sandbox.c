@@ -41,7 +41,7 @@ static const char *const allowed[] = {
 	"adjtimex", "clock_adjtime", "wait4", "waitid", "kill", "pidfd_send_signal", "brk",
 	"mmap", "munmap", "mremap", "madvise", "mprotect", "munlock", "rt_sigprocmask",
 	"rt_sigreturn", "restart_syscall", "futex", "getpid", "gettid", "tgkill", "exit",
-	"exit_group", "newfstatat", "fstat", "lseek",
+	"exit_group", "newfstatat", "fstat", "lseek", "getpgid",
 #ifdef MW_SANITIZE_BUILD
 	/* AddressSanitizer's runtime, for the sanitizer builds CI runs */
 	"sigaltstack", "sched_yield", "prlimit64", "getrlimit", "readlink", "openat",

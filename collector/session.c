@@ -326,9 +326,11 @@ static void forward_signal(struct session *s, const struct signalfd_siginfo *si)
 		s->stop_now = true;
 		return;
 	}
-	/* A signal the terminal raised (SI_KERNEL) already reached the server, which shares our
-	 * foreground process group; forwarding it would deliver it twice. */
-	if (si->ssi_code != SI_KERNEL && !s->server_done &&
+	/* A signal the terminal raised (SI_KERNEL) went to the foreground process group: it
+	 * already reached the server while the server is in ours (forwarding it would deliver it
+	 * twice), not once it made a group of its own (setpgid, setsid). */
+	if (!s->server_done &&
+	    (si->ssi_code != SI_KERNEL || getpgid(s->server.pid) != getpgid(0)) &&
 	    syscall(SYS_pidfd_send_signal, s->server.pidfd, (int)si->ssi_signo, NULL, 0))
 		p_warn("failed to forward signal %u: %s", si->ssi_signo, strerror(errno));
 	if (++s->stop_signals >= FORCED_STOP) {

@@ -342,6 +342,27 @@ class CollectorCli(mwtest.E2ETestCase):
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):  # the collector's own
             self.assertFalse(ign & (1 << (sig - 1)), "%s ignored: %s" % (sig, r.stdout))
 
+    def test_ctrl_c_reaches_a_server_in_a_process_group_of_its_own(self):
+        """Under a terminal, ^C signals the foreground process group. A server that made a
+        group of its own (setpgid) is not in it: the collector forwards the INT (it skips only
+        what the server already got), and exits with the server's 128+2."""
+        import pty
+        server = "import os, time\nos.setpgid(0, 0)\nprint('ready', flush=True)\ntime.sleep(30)\n"
+        pid, master = pty.fork()
+        if pid == 0:  # the child: a session of its own, the pty its terminal
+            os.execv(mwtest.COLLECT, [mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace,
+                                      "--user", "nobody", "--", "python3", "-c", server])
+        self.addCleanup(lambda: alive(pid) and os.kill(pid, signal.SIGKILL))
+        self.addCleanup(os.close, master)
+        out = b""
+        deadline = time.time() + 60
+        while b"ready" not in out and time.time() < deadline:
+            out += os.read(master, 1024)
+        self.assertIn(b"ready", out)
+        os.write(master, b"\x03")  # ^C
+        _, status = os.waitpid(pid, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 130, out)
+
     def test_through_sudo_the_server_gets_its_users_login_variables(self):
         """sudo sets HOME, USER and LOGNAME for root: COMMAND, run as the invoker, gets the
         invoker's instead (as sudo -u would set them), and the trace's home is theirs, with
