@@ -151,8 +151,8 @@ static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 di
 	if (ret < 0 || !mw_is_tracked())
 		return 0;
 	fd = (int)mw_arg(regs, 0);
-	if (ret == 0) {
-		if (dir == MW_CHAN_IN)
+	if (ret == 0) { /* end of file, unless nothing was asked for (a read of 0 bytes) */
+		if (dir == MW_CHAN_IN && mw_arg(regs, 2))
 			mw_chan_eof(fd);
 		return 0;
 	}
@@ -217,8 +217,8 @@ static __always_inline int mw_chan_iov(int fd, const struct iovec *vec, __u32 io
 {
 	struct mw_iov_ctx c = {.ret = ret, .fd = fd, .vec = vec};
 
-	if (ret == 0) {
-		if (dir == MW_CHAN_IN)
+	if (ret == 0) { /* end of file, unless no buffer was given */
+		if (dir == MW_CHAN_IN && iovcnt)
 			mw_chan_eof(c.fd);
 		return 0;
 	}

@@ -202,6 +202,19 @@ class Channel(mwtest.E2ETestCase):
         self.assertEqual(read_gaps + write_gaps, [])
         self.assertEqual(len(sorted(reads, key=lambda f: f["seq"])[0]["data"]), 5)  # recv(5)
 
+    def test_a_read_of_nothing_is_not_the_end(self):
+        """read(0, buf, 0) returns 0 without the client having closed anything: the end of
+        the stream is where the stream really ends."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys,
+                                 ["python3", "-c", "import os\nos.read(0, 0)\n" + SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, input=INPUT, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        ends = [f["stream_offset"] for f in frames
+                if f["dir"] == "READ" and f["last"] and not f["data"] and "gap_len" not in f]
+        self.assertEqual(ends, [len(INPUT)])
+
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
                                  extra=["--linger", "0"])
