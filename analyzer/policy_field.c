@@ -149,6 +149,17 @@ static void note_unset(struct pol_compile *pc, const char *name, const struct sr
 	pc->unset[i].patterns++;
 }
 
+/* An error whose text already names the value (cidr_parse's reasons). */
+static void value_error_named(struct fcomp *fc, const struct pol_value *pv, const char *text)
+{
+	if (fc->via)
+		diag_error(fc->d, &pv->pos, "%s (item of list \"%s\" used by %s at %u:%u)", text,
+			   fc->via->name, fc->t->f->name, fc->t->pos.line, fc->t->pos.col);
+	else
+		diag_error(fc->d, &pv->pos, "%s", text);
+	fc->errors++;
+}
+
 static void value_error(struct fcomp *fc, const struct pol_value *pv, const char *reason)
 {
 	char *s = pol_strdup_escaped(pv->str, pv->len);
@@ -325,7 +336,7 @@ static void compile_scalar(struct fcomp *fc, const struct pol_value *pv, struct 
 		break;
 	case VK_CIDR:
 		if (cidr_parse(&fv->cidr, pv->str, why, sizeof(why)))
-			value_error(fc, pv, "bad address or network");
+			value_error_named(fc, pv, why);
 		return;
 	case VK_PORT:
 		if (parse_port_range(pv->str, &fv->lo, &fv->hi))

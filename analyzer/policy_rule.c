@@ -262,10 +262,21 @@ static int rule_build(struct pol_loader *ld, const struct rule_src *s, struct po
 
 	err = require(ld, s);
 	err = err ?: get_string(ld, s->description, "description", &r->description);
+	if (!err && !*r->description) {
+		diag_error(ld->d, &s->description->pos, "\"description\" is empty");
+		err = -EINVAL;
+	}
 	if (!err && s->message)
 		err = get_string(ld, s->message, "message", &r->message);
-	if (!err && r->message)
-		err = check_message(ld, s->message, r->message);
+	if (!err && r->message && !*r->message) {
+		diag_error(ld->d, &s->message->pos,
+			   "\"message\" is empty (leave it out: it defaults to the description)");
+		err = -EINVAL;
+	}
+	/* without a message the description is the finding's text: the same placeholders */
+	if (!err)
+		err = check_message(ld, s->message ? s->message : s->description,
+				    r->message ? r->message : r->description);
 	if (!err && !r->message && !(r->message = strdup(r->description)))
 		err = -ENOMEM;
 	err = err ?: parse_severity(ld, s->severity, r);

@@ -152,9 +152,10 @@ static const struct bad bad_policies[] = {
 	{RULE("{path: \"/a[b\"}"), "p.yaml:7:21: unterminated character class at offset 2: "
 				   "\"/a[b\""},
 	{RULE("{exe: \"${nope}/x\"}"), "p.yaml:7:20: unknown variable ${nope}: \"${nope}/x\""},
-	{RULE("{addr: 10.0.0.1/8}"), "p.yaml:7:21: bad address or network: \"10.0.0.1/8\""},
-	{RULE("{addr: [127.0.0.1, example.com]}"), "p.yaml:7:33: bad address or network: "
-						   "\"example.com\""},
+	{RULE("{addr: 10.0.0.1/8}"), "p.yaml:7:21: \"10.0.0.1/8\" has bits set beyond its /8 "
+				     "prefix"},
+	{RULE("{addr: [127.0.0.1, example.com]}"), "p.yaml:7:33: \"example.com\" is not an IPv4 "
+						   "or IPv6 address or network"},
 	{RULE("{port: 70000}"), "p.yaml:7:21: bad port or port range (0..65535, \"LO-HI\"): "
 				"\"70000\""},
 	{RULE("{port: 90-80}"), "p.yaml:7:21: bad port or port range (0..65535, \"LO-HI\"): "
@@ -162,9 +163,15 @@ static const struct bad bad_policies[] = {
 	{HDR "lists:\n  nets: [127.0.0.0/8, not-a-net]\n"
 	     "rules:\n- id: r\n  description: d\n"
 	     "  severity: high\n  category: c\n  condition: {addr: \"@nets\"}\n",
-	 "p.yaml:3:23: bad address or network: \"not-a-net\" (item of list \"nets\" used by addr "
-	 "at 9:15)"},
+	 "p.yaml:3:23: \"not-a-net\" is not an IPv4 or IPv6 address or network (item of list "
+	 "\"nets\" used by addr at 9:15)"},
 	{RULE("{path: \"a\\0b\"}"), "p.yaml:7:21: a value cannot hold a NUL byte"},
+	{HDR "rules:\n- id: r\n  description: \"ran {exe} as {gid}\"\n  severity: high\n"
+	     "  category: c\n  condition: {op: exec}\n",
+	 "p.yaml:4:16: unknown placeholder {gid} in message (path, path_arg, opened_path, exe, "
+	 "argv, addr, op, pid, uid, result, dns, detail, attempts)"},
+	{RULE("{op: exec}") "  message: \"\"\n",
+	 "p.yaml:8:12: \"message\" is empty (leave it out: it defaults to the description)"},
 	{RULE("{op: exec}") "  message: \"ran {exe} as {gid}\"\n",
 	 "p.yaml:8:12: unknown placeholder {gid} in message (path, path_arg, opened_path, exe, "
 	 "argv, addr, op, pid, uid, result, dns, detail, attempts)"},
