@@ -153,8 +153,9 @@ static void note_unset(struct pol_compile *pc, const char *name, const struct sr
 static void value_error_named(struct fcomp *fc, const struct pol_value *pv, const char *text)
 {
 	if (fc->via)
-		diag_error(fc->d, &pv->pos, "%s (item of list \"%s\" used by %s at %u:%u)", text,
-			   fc->via->name, fc->t->f->name, fc->t->pos.line, fc->t->pos.col);
+		diag_error(fc->d, &pv->pos, "%s (item of list \"%s\" used by %s at %s:%u:%u)", text,
+			   fc->via->name, fc->t->f->name, fc->t->pos.file ? fc->t->pos.file : "?",
+			   fc->t->pos.line, fc->t->pos.col);
 	else
 		diag_error(fc->d, &pv->pos, "%s", text);
 	fc->errors++;
@@ -165,9 +166,10 @@ static void value_error(struct fcomp *fc, const struct pol_value *pv, const char
 	char *s = pol_strdup_escaped(pv->str, pv->len);
 
 	if (fc->via)
-		diag_error(fc->d, &pv->pos, "%s: \"%s\" (item of list \"%s\" used by %s at %u:%u)",
-			   reason, s ? s : "?", fc->via->name, fc->t->f->name, fc->t->pos.line,
-			   fc->t->pos.col);
+		diag_error(
+			fc->d, &pv->pos, "%s: \"%s\" (item of list \"%s\" used by %s at %s:%u:%u)",
+			reason, s ? s : "?", fc->via->name, fc->t->f->name,
+			fc->t->pos.file ? fc->t->pos.file : "?", fc->t->pos.line, fc->t->pos.col);
 	else
 		diag_error(fc->d, &pv->pos, "%s: \"%s\"", reason, s ? s : "?");
 	free(s);

@@ -157,10 +157,18 @@ static int parse_tags(struct pol_loader *ld, const struct ynode *n, struct pol_r
 		return -ENOMEM;
 	r->tags = v;
 	for (size_t i = 0; i < n->n && !err; i++) {
+		bool again = false;
+
 		r->tags[r->n_tags] = NULL;
 		err = get_string(ld, n->kids[i], "tags", &r->tags[r->n_tags]);
-		if (!err)
+		for (size_t k = 0; !err && k < r->n_tags && !again; k++)
+			again = !strcmp(r->tags[k], r->tags[r->n_tags]);
+		if (again) { /* a tag once: an appended one the rule has, or one given twice */
+			free(r->tags[r->n_tags]);
+			r->tags[r->n_tags] = NULL;
+		} else if (!err) {
 			r->n_tags++;
+		}
 	}
 	return err;
 }
