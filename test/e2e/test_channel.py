@@ -73,10 +73,34 @@ buf, iov = one(b"y", 20000)
 assert libc.pwritev2(1, ctypes.byref(iov), 1, ctypes.c_long(-1), 0) == 20000
 """
 
+# sendmmsg of two 100-byte messages on a stdout that is a socket, between two sends.
+SENDMMSG_SERVER = VEC + r"""
+import socket
+sout = socket.socket(fileno=1)
+class msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.c_void_p),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p),
+                ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+sout.sendall(b"a" * 100)
+bufs = [one(c, 100) for c in (b"m", b"n")]
+vec = (mmsghdr * 2)()
+for i, (buf, iov) in enumerate(bufs):
+    vec[i].hdr.iov = ctypes.addressof(iov)
+    vec[i].hdr.iovlen = 1
+assert libc.sendmmsg(1, vec, 2, 0) == 2
+sout.sendall(b"b" * 100)
+"""
+
+# The vmspliced bytes are in a page of their own (mmap): the pipe holds the page itself, which
+# Python's allocator must not reuse before the reader reads.
 VMSPLICE_SERVER = VEC + r"""
-import os
+import mmap, os
 os.write(1, b"a" * 100)
-buf, iov = one(b"v", 1000)
+page = mmap.mmap(-1, 4096)
+page.write(b"v" * 1000)
+iov = iovec(ctypes.addressof(ctypes.c_char.from_buffer(page)), 1000)
 assert libc.vmsplice(1, ctypes.byref(iov), 1, 0) == 1000
 os.write(1, b"b" * 100)
 """
@@ -214,6 +238,32 @@ class Channel(mwtest.E2ETestCase):
         ends = [f["stream_offset"] for f in frames
                 if f["dir"] == "READ" and f["last"] and not f["data"] and "gap_len" not in f]
         self.assertEqual(ends, [len(INPUT)])
+
+    def test_sendmmsg_is_a_gap(self):
+        """Messages of a sendmmsg on a stdout that is a socket: a gap of their bytes (the
+        kernel's msg_len of each), between the sends around it."""
+        outs = socket.socketpair()
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", SENDMMSG_SERVER],
+                                 extra=["--linger", "0"])
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=outs[1],
+                             stderr=subprocess.PIPE)
+        outs[1].close()
+        got = b""
+        while True:
+            b = outs[0].recv(65536)
+            if not b:
+                break
+            got += b
+        rc = p.wait(timeout=120)
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        outs[0].close()
+        self.assertEqual(rc, 0, err)
+        want = b"a" * 100 + b"m" * 100 + b"n" * 100 + b"b" * 100
+        self.assertEqual(got, want)
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "WRITE", want)
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 200)])
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
