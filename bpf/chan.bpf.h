@@ -250,13 +250,18 @@ static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir
 static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir)
 {
 	struct user_msghdr m;
+	int fd = (int)mw_arg(regs, 0);
 
 	if (ret < 0 || !mw_is_tracked() ||
 	    (dir == MW_CHAN_IN && ((__u32)mw_arg(regs, 2) & MW_MSG_PEEK)))
 		return 0;
+	/* the channel object first: every other socket's send or receive stops here, before
+	 * its msghdr is read (0 bytes: only the end of the stdin object matters) */
+	if (ret == 0 ? dir != MW_CHAN_IN : !mw_chan_match(fd, dir))
+		return 0;
 	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(regs, 1)))
 		m.msg_iovlen = 0; /* unreadable: what was moved becomes a gap */
-	return mw_chan_iov((int)mw_arg(regs, 0), m.msg_iov, (__u32)m.msg_iovlen, ret, dir);
+	return mw_chan_iov(fd, m.msg_iov, (__u32)m.msg_iovlen, ret, dir);
 }
 
 /* Bytes that reach or leave the channel without passing through user memory: noted with their

@@ -106,6 +106,16 @@ os.write(1, b"b" * 100)
 """
 
 
+def recv_all(sock):
+    """Everything sock receives until its peer closes."""
+    got = b""
+    while True:
+        b = sock.recv(65536)
+        if not b:
+            return got
+        got += b
+
+
 class Channel(mwtest.E2ETestCase):
     def setUp(self):
         super().setUp()
@@ -204,12 +214,7 @@ class Channel(mwtest.E2ETestCase):
             ins[0].shutdown(socket.SHUT_WR)
         t = threading.Thread(target=feed)
         t.start()
-        got = b""
-        while True:
-            b = outs[0].recv(65536)
-            if not b:
-                break
-            got += b
+        got = recv_all(outs[0])
         t.join()
         rc = p.wait(timeout=120)
         err = p.stderr.read().decode(errors="replace")
@@ -248,12 +253,7 @@ class Channel(mwtest.E2ETestCase):
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=outs[1],
                              stderr=subprocess.PIPE)
         outs[1].close()
-        got = b""
-        while True:
-            b = outs[0].recv(65536)
-            if not b:
-                break
-            got += b
+        got = recv_all(outs[0])
         rc = p.wait(timeout=120)
         err = p.stderr.read().decode(errors="replace")
         p.stderr.close()
