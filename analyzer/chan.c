@@ -20,7 +20,8 @@ struct piece {
 	uint64_t off, len;
 	uint8_t *data; /* NULL: a hole (bytes not captured) */
 	uint64_t ts, record;
-	bool chunk0; /* the first bytes a write()/read() transferred */
+	bool chunk0;   /* the first bytes a write()/read() transferred */
+	unsigned mark; /* CHAN_L_TAMPERED, CHAN_L_UNCHECKED: for each line it has bytes of */
 	struct piece *next;
 };
 
@@ -263,6 +264,8 @@ static int feed_data(struct chan *c, struct stream *s, const struct piece *pc, b
 		} else if (seg && (err = line_append(c, s, p, seg, off))) {
 			return err;
 		}
+		if (seg || (nl && s->in_line))
+			s->flags |= pc->mark;
 		if (nl && s->in_line && (err = line_emit(c, s, pc->ts, pc->record, 0)))
 			return err;
 		if (nl && !s->in_line)
@@ -402,6 +405,8 @@ int chan__frame(struct chan *c, const Mcpt__StdioFrame *f, uint64_t index)
 	} else {
 		pc.len = f->data.len;
 		pc.chunk0 = f->chunk == 0;
+		pc.mark = (f->flags & MW_F_TAMPERED ? CHAN_L_TAMPERED : 0) |
+			  (f->flags & MW_F_UNCHECKED ? CHAN_L_UNCHECKED : 0);
 		data = f->data.len ? f->data.data : NULL;
 	}
 	if (!pc.len || pc.off > UINT64_MAX - pc.len)

@@ -8,7 +8,9 @@
  * hole: the line they fall in is delivered flagged CHAN_L_GAP, and the stream resynchronises
  * at the next newline - or at once when the bytes after the hole start a new write() with
  * '{' or '[' (a server writes one message per call; a wrong guess only yields a line that
- * fails to parse and is reported, never a message that was not sent).
+ * fails to parse and is reported, never a message that was not sent). A line with bytes of a
+ * frame flagged TAMPERED or UNCHECKED (the write's buffer changed, or could not be checked,
+ * while the write ran) is delivered flagged so.
  *
  * Memory per direction is bounded: a line keeps at most line_max bytes (longer ones are
  * delivered flagged CHAN_L_OVERLONG with only the scanner's view of them), and at most
@@ -38,6 +40,9 @@ enum chan_line_flag {
 	CHAN_L_GAP = 1u,	  /* bytes of the line, or just before it, were not captured */
 	CHAN_L_OVERLONG = 2u,	  /* longer than line_max: data is NULL, only scan is known */
 	CHAN_L_UNTERMINATED = 4u, /* ended by a hole or the end of the trace, not a newline */
+	CHAN_L_TAMPERED = 8u,	  /* bytes of it were rewritten while the write moving them ran:
+				   * the trace's copy may not be what crossed the channel */
+	CHAN_L_UNCHECKED = 16u,	  /* bytes of it could not be checked against such a rewrite */
 };
 
 /* The scanner of a line, run when first asked for (chan_line_scan). */

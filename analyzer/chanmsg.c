@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "chanmsg.h"
+#include "events.h"
 #include "msgclass.h"
 #include "strbuf.h"
 
@@ -291,6 +292,10 @@ static int line_cb(void *ctx, const struct chan_line *l)
 	if (!m->later && !m->indexed && (err = build_index(m)))
 		return err;
 	line_view(m, l->ts, l->dir, v);
+	/* the fields `tampered` and `unchecked` of a message: its bytes as the trace holds them may
+	 * not be those that crossed the channel (chan.h) */
+	v->flags = (l->flags & CHAN_L_TAMPERED ? MW_F_TAMPERED : 0) |
+		   (l->flags & CHAN_L_UNCHECKED ? MW_F_UNCHECKED : 0);
 	v->msg_kind_get = line_kind;
 	v->msg_kind_ctx = &ls;
 	v->message = (struct ev_bytes){l->data, l->data ? l->len : 0};

@@ -304,6 +304,10 @@ static void stdio_text(struct strbuf *sb, const Mcpt__StdioFrame *s)
 		strbuf_printf(sb, " orig_len=%u", s->orig_len);
 	if (s->flags & MW_F_GAP)
 		strbuf_printf(sb, " gap=%llu", (unsigned long long)s->gap_len);
+	if (s->flags & MW_F_TAMPERED)
+		strbuf_puts(sb, " tampered");
+	if (s->flags & MW_F_UNCHECKED)
+		strbuf_puts(sb, " unchecked");
 	put_bytes(sb, "data", s->data.data, n > STDIO_TEXT_MAX ? STDIO_TEXT_MAX : n);
 	if (n > STDIO_TEXT_MAX)
 		strbuf_puts(sb, "...");

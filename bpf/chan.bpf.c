@@ -28,14 +28,29 @@ MW_SYS_EXIT(readv)
 	return mw_chan_vec(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
+MW_SYS_ENTER(write)
+{
+	return mw_chan_sum_flat(mw_ctx_regs);
+}
+
 MW_SYS_EXIT(write)
 {
 	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT);
 }
 
+MW_SYS_ENTER(pwrite64)
+{
+	return mw_chan_sum_flat(mw_ctx_regs);
+}
+
 MW_SYS_EXIT(pwrite64)
 {
 	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT);
+}
+
+MW_SYS_ENTER(writev)
+{
+	return mw_chan_sum_vec(mw_ctx_regs);
 }
 
 MW_SYS_EXIT(writev)
@@ -53,9 +68,19 @@ MW_SYS_EXIT(preadv2)
 	return mw_chan_vec(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
+MW_SYS_ENTER(pwritev)
+{
+	return mw_chan_sum_vec(mw_ctx_regs);
+}
+
 MW_SYS_EXIT(pwritev)
 {
 	return mw_chan_vec(mw_ctx_regs, ret, MW_CHAN_OUT);
+}
+
+MW_SYS_ENTER(pwritev2)
+{
+	return mw_chan_sum_vec(mw_ctx_regs);
 }
 
 MW_SYS_EXIT(pwritev2)

@@ -4,6 +4,14 @@
  * server's stdin or stdout object, as records of the stream, or a GAP record for what cannot be
  * captured. Shared by chan.bpf.c (read, write and their kin) and net.bpf.c (sendto, sendmsg,
  * sendmmsg, whose exits record the network side too).
+ *
+ * The bytes are read from the server's buffer after the call, and a write may block (a response
+ * larger than the pipe): meanwhile another thread can rewrite bytes the kernel already copied,
+ * so that the copy read at exit is not what the client got. So each write on the stdout object
+ * is also read at entry, chunk by chunk as its exit will capture it, and kept as a keyed hash
+ * per chunk (chan_sums); the exit compares each chunk it captures: TAMPERED when it differs,
+ * UNCHECKED when the entry could not read it. As for the path arguments (syscall.bpf.h), what
+ * stays open is the short gap between the entry's read and the kernel's own copy.
  */
 #ifndef MW_CHAN_BPF_H
 #define MW_CHAN_BPF_H
@@ -42,6 +50,162 @@ static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
 	return c;
 }
 
+/* The bytes of a span that are captured: within the call's chunk budget and the head limit. */
+static __always_inline __u64 mw_span_keep(const struct mw_span *sp)
+{
+	__u64 keep = sp->len, budget;
+
+	if (sp->chunk0 >= MW_CHAN_CHUNKS) {
+		keep = 0;
+	} else {
+		budget = (__u64)(MW_CHAN_CHUNKS - sp->chunk0) * MW_DATA_MAX;
+		if (keep > budget)
+			keep = budget;
+	}
+	if (sp->head && sp->call_done + keep > sp->head)
+		keep = sp->call_done >= sp->head ? 0 : sp->head - sp->call_done;
+	return keep;
+}
+
+/* ---- a write's chunks at entry (chan_sums) ------------------------------------------------ */
+
+/* The current thread's stash of a write in progress, or NULL. */
+static __always_inline struct mw_chan_sums *mw_sums_of(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_chan_sums *sm = bpf_map_lookup_elem(&chan_sums, &tid);
+
+	return sm && sm->op == MW_OP_STDIO_WRITE ? sm : NULL;
+}
+
+/* The current thread's slot, emptied and idle for the entry to fill; NULL when it cannot be had.
+ * A new slot is inserted from this CPU's record area (free at sys_enter, see mw_entry_scratch):
+ * its bytes are not read before they are set (chunks is 0). */
+static __always_inline struct mw_chan_sums *mw_sums_start(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_chan_sums *sm = bpf_map_lookup_elem(&chan_sums, &tid);
+	struct mw_scratch *s;
+
+	if (!sm) {
+		s = mw_entry_scratch();
+		if (!s || bpf_map_update_elem(&chan_sums, &tid, s->event, BPF_ANY))
+			return NULL;
+		sm = bpf_map_lookup_elem(&chan_sums, &tid);
+		if (!sm)
+			return NULL;
+	}
+	sm->op = MW_OP_UNSPEC;
+	sm->chunks = 0;
+	sm->partial = 0;
+	return sm;
+}
+
+/* The exit of a write on the stdout object: its stash is spent. */
+static __always_inline void mw_sums_end(void)
+{
+	struct mw_chan_sums *sm = mw_sums_of();
+
+	if (sm)
+		sm->op = MW_OP_UNSPEC;
+}
+
+struct mw_sum_ctx {
+	struct mw_chan_sums *sm;
+	struct mw_scratch *s;
+	__u64 ubuf;
+	__u64 len;
+	__u32 chunk0;
+	__u32 pad;
+};
+
+/* Chunk i of a span at entry: read into the record area and hashed (mw_hash), as the exit will
+ * hash what it captures. */
+static long mw_sum_chunk(__u32 i, void *data)
+{
+	struct mw_sum_ctx *c = data;
+	__u64 at = (__u64)i * MW_DATA_MAX;
+	__u32 idx = c->chunk0 + i, n;
+
+	if (at >= c->len || idx >= MW_CHAN_CHUNKS || !c->s || !c->sm)
+		return 1;
+	n = c->len - at > MW_DATA_MAX ? MW_DATA_MAX : (__u32)(c->len - at);
+	barrier_var(n);
+	if (n > MW_DATA_MAX)
+		return 1;
+	idx &= MW_CHAN_CHUNKS - 1;
+	/* fails when the page is not present yet (the kernel's own copy faults it in) */
+	if (bpf_probe_read_user(c->s->event, n, (const void *)(c->ubuf + at))) {
+		c->sm->len[idx] = MW_SUM_UNREAD;
+	} else {
+		c->sm->len[idx] = (__u16)n;
+		c->sm->hash[idx] = mw_hash(c->s, 0, n);
+	}
+	c->sm->chunks = (__u16)(idx + 1);
+	return 0;
+}
+
+/* The entry's side of mw_cap_span: hashes the chunks the exit would capture of a span of len
+ * bytes (the length asked for: a write that moves less captures a prefix, whose last chunk the
+ * exit reads whole to compare). Returns the number of chunks, as mw_cap_span does. Global, as
+ * mw_cap_span, for the verifier. */
+__weak __noinline int mw_sum_span(const struct mw_span *sp)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct mw_sum_ctx c = {};
+	__u64 keep;
+	__u32 chunks;
+
+	if (!sp)
+		return 0;
+	keep = mw_span_keep(sp);
+	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
+	c.sm = bpf_map_lookup_elem(&chan_sums, &tid);
+	c.s = mw_entry_scratch();
+	c.ubuf = sp->ubuf;
+	c.len = keep;
+	c.chunk0 = sp->chunk0;
+	if (chunks && c.sm && c.s)
+		bpf_loop(chunks, mw_sum_chunk, &c, 0);
+	return chunks;
+}
+
+/* Chunk idx of a write, n bytes at src, into the record with the check against the entry's
+ * hash. A chunk the write moved only part of is read whole (the bytes past n were not sent: they
+ * are read for the compare, not kept), so that it hashes as the entry's did. */
+static __always_inline void mw_cap_checked(struct mw_rec *r, __u32 idx, const void *src, __u32 n)
+{
+	struct mw_chan_sums *sm = mw_sums_of();
+	__u32 off = r->off, len;
+
+	if (!sm || idx >= sm->chunks || idx >= MW_CHAN_CHUNKS) {
+		/* no stash (recording began during the write, or the map was full), an iovec
+		 * the entry could not read, or a chunk the entry never saw (the iovecs grew) */
+		r->e->flags |= sm && !sm->partial ? MW_F_TAMPERED : MW_F_UNCHECKED;
+		mw_slot_bytes(r, MW_S_DATA, src, n, MW_DATA_MAX, true);
+		return;
+	}
+	len = sm->len[idx & (MW_CHAN_CHUNKS - 1)];
+	if (len == MW_SUM_UNREAD || len < n) {
+		r->e->flags |= len == MW_SUM_UNREAD ? MW_F_UNCHECKED : MW_F_TAMPERED;
+		mw_slot_bytes(r, MW_S_DATA, src, n, MW_DATA_MAX, true);
+		return;
+	}
+	mw_slot_bytes(r, MW_S_DATA, src, len, MW_DATA_MAX, true);
+	if (r->e->slen[MW_S_DATA] != len) { /* the unsent rest is gone: keep what was sent */
+		r->e->flags &= ~MW_F_FAULT;
+		r->e->flags |= MW_F_UNCHECKED;
+		r->e->slen[MW_S_DATA] = 0;
+		r->off = off;
+		mw_slot_bytes(r, MW_S_DATA, src, n, MW_DATA_MAX, true);
+		return;
+	}
+	if (mw_hash(r->s, off, len) != sm->hash[idx & (MW_CHAN_CHUNKS - 1)])
+		r->e->flags |= MW_F_TAMPERED;
+	r->e->slen[MW_S_DATA] = n;
+	r->off = off + n;
+}
+
 static long mw_cap_chunk(__u32 i, void *data)
 {
 	struct mw_span *c = data;
@@ -62,7 +226,10 @@ static long mw_cap_chunk(__u32 i, void *data)
 	e->arg[3] = c->chunk0 + i;
 	if (c->last_span && at + n >= c->len)
 		e->flags |= MW_F_LAST;
-	mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
+	if (c->op == MW_OP_STDIO_WRITE)
+		mw_cap_checked(&r, c->chunk0 + i, (const void *)(c->ubuf + at), n);
+	else
+		mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
 	mw_rec_emit(&r);
 	return 0;
 }
@@ -93,22 +260,13 @@ static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset
 __weak __noinline int mw_cap_span(const struct mw_span *sp)
 {
 	struct mw_span c; /* on the stack, as bpf_loop wants its context */
-	__u64 keep, budget;
+	__u64 keep;
 	__u32 chunks;
 
 	if (!sp)
 		return 0;
 	c = *sp;
-	keep = sp->len;
-	if (sp->chunk0 >= MW_CHAN_CHUNKS) {
-		keep = 0;
-	} else {
-		budget = (__u64)(MW_CHAN_CHUNKS - sp->chunk0) * MW_DATA_MAX;
-		if (keep > budget)
-			keep = budget;
-	}
-	if (sp->head && sp->call_done + keep > sp->head)
-		keep = sp->call_done >= sp->head ? 0 : sp->head - sp->call_done;
+	keep = mw_span_keep(sp);
 	c.len = keep;
 	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
 	if (chunks)
@@ -168,8 +326,12 @@ static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 di
 	sp.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
 	sp.last_span = true;
 	mw_cap_span(&sp);
+	if (dir == MW_CHAN_OUT)
+		mw_sums_end();
 	return 0;
 }
+
+#define MW_IOV_WALK 64 /* iovecs of a call walked; the bytes of any more are a gap */
 
 struct mw_iov_ctx {
 	struct mw_chan *ch;
@@ -228,9 +390,11 @@ static __always_inline int mw_chan_iov(int fd, const struct iovec *vec, __u32 io
 	c.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
 	c.left = ret;
 	c.offset = __sync_fetch_and_add(&c.ch->offset, ret);
-	bpf_loop(iovcnt > 64 ? 64 : iovcnt, mw_cap_iov, &c, 0);
+	bpf_loop(iovcnt > MW_IOV_WALK ? MW_IOV_WALK : iovcnt, mw_cap_iov, &c, 0);
 	if (c.left) /* more iovecs than we walk: say so */
 		mw_chan_gap(c.op, c.fd, ret, c.offset, c.left, dir);
+	if (dir == MW_CHAN_OUT)
+		mw_sums_end();
 	return 0;
 }
 
@@ -262,6 +426,96 @@ static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir
 	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(regs, 1)))
 		m.msg_iovlen = 0; /* unreadable: what was moved becomes a gap */
 	return mw_chan_iov(fd, m.msg_iov, (__u32)m.msg_iovlen, ret, dir);
+}
+
+/* ---- entry programs of the writes ---------------------------------------------------------- */
+
+/* write, pwrite64, sendto on the stdout object: the buffer's chunks at entry. */
+static __always_inline int mw_chan_sum_flat(struct pt_regs *regs)
+{
+	struct mw_span sp = {};
+	struct mw_chan *ch;
+	struct mw_chan_sums *sm;
+
+	if (!mw_is_tracked())
+		return 0;
+	ch = mw_chan_match((int)mw_arg(regs, 0), MW_CHAN_OUT);
+	if (!ch)
+		return 0;
+	sm = mw_sums_start();
+	if (!sm)
+		return 0;
+	sp.ubuf = mw_arg(regs, 1);
+	sp.len = mw_arg(regs, 2);
+	sp.head = ch->head;
+	sp.op = MW_OP_STDIO_WRITE;
+	mw_sum_span(&sp);
+	barrier();
+	sm->op = MW_OP_STDIO_WRITE;
+	return 0;
+}
+
+struct mw_sum_iov_ctx {
+	const struct iovec *vec;
+	struct mw_chan_sums *sm;
+	__u64 done;
+	__u32 head;
+	__u32 chunks;
+};
+
+static long mw_sum_iov(__u32 i, void *data)
+{
+	struct mw_sum_iov_ctx *c = data;
+	struct mw_span sp = {};
+	struct iovec iov;
+
+	if (!c->sm)
+		return 1;
+	if (bpf_probe_read_user(&iov, sizeof(iov), &c->vec[i])) {
+		c->sm->partial = 1;
+		return 1;
+	}
+	sp.ubuf = (__u64)iov.iov_base;
+	sp.len = iov.iov_len;
+	sp.call_done = c->done;
+	sp.head = c->head;
+	sp.chunk0 = c->chunks;
+	sp.op = MW_OP_STDIO_WRITE;
+	c->chunks += mw_sum_span(&sp);
+	c->done += iov.iov_len;
+	return c->chunks >= MW_CHAN_CHUNKS;
+}
+
+/* The iovecs of a write on the stdout object (writev, pwritev(2), sendmsg), walked as
+ * mw_chan_iov walks them at exit. */
+static __always_inline void mw_chan_sum_iov(int fd, const struct iovec *vec, __u32 iovcnt)
+{
+	struct mw_sum_iov_ctx c = {.vec = vec};
+	struct mw_chan *ch = mw_chan_match(fd, MW_CHAN_OUT);
+
+	if (!ch)
+		return;
+	c.head = ch->head;
+	c.sm = mw_sums_start();
+	if (!c.sm)
+		return;
+	bpf_loop(iovcnt > MW_IOV_WALK ? MW_IOV_WALK : iovcnt, mw_sum_iov, &c, 0);
+	barrier();
+	c.sm->op = MW_OP_STDIO_WRITE;
+}
+
+static __always_inline int mw_chan_sum_vec(struct pt_regs *regs)
+{
+	if (mw_is_tracked())
+		mw_chan_sum_iov((int)mw_arg(regs, 0), (const struct iovec *)mw_arg(regs, 1),
+				(__u32)mw_arg(regs, 2));
+	return 0;
+}
+
+/* sendmsg on the stdout object; m is its msghdr as read at entry. */
+static __always_inline void mw_chan_sum_msg(struct pt_regs *regs, const struct user_msghdr *m)
+{
+	mw_chan_sum_iov((int)mw_arg(regs, 0), m->msg_iov, (__u32)m->msg_iovlen);
 }
 
 /* Bytes that reach or leave the channel without passing through user memory: noted with their

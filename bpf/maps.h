@@ -98,6 +98,17 @@ struct {
 	__type(value, struct mw_inflight);
 } inflight SEC(".maps") __weak;
 
+/* Writes on the stdout object in progress: the chunks' hashes taken at entry (struct
+ * mw_chan_sums, keyed by tid; chan.bpf.h). LRU: a thread that died in a write leaves its slot to
+ * be reused, and a stash evicted while its write runs (only with more threads writing the channel
+ * at once than fit) leaves that write UNCHECKED, never unflagged. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct mw_chan_sums);
+} chan_sums SEC(".maps") __weak;
+
 /* Foreign-ABI syscalls already recorded (dispatch.bpf.c): one record per process, ABI and
  * number is enough to say what escaped the trace; LRU, so a process that makes more distinct
  * ones than fit is recorded again rather than not at all. */

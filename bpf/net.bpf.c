@@ -351,11 +351,13 @@ static __always_inline int mw_send_finish(struct mw_sys *s, struct sock *sk, __u
 }
 
 /* sendto with an address: the address's head, as the kernel is about to copy it (addrlen
- * bytes; the pointer and the length are registers, the same at exit). */
+ * bytes; the pointer and the length are registers, the same at exit). A send on a stdout that
+ * is a socket: its bytes, as a write's (chan.bpf.h). */
 MW_SYS_ENTER(sendto)
 {
 	const void *addr = (const void *)mw_arg(mw_ctx_regs, 4);
 
+	mw_chan_sum_flat(mw_ctx_regs);
 	if (!addr || !mw_is_tracked())
 		return 0;
 	mw_inflight_bytes(MW_OP_SENDTO, mw_ctx_regs, MW_INT(0), MW_LONG(2), 0, 0, addr,
@@ -405,15 +407,17 @@ static __always_inline bool mw_msghdr(struct mw_sys *s, const struct user_msghdr
 
 /* sendmsg with a msg_name: the address's head, as the kernel is about to copy it (the msghdr
  * is read here as the kernel reads it first). Not stashed when the msghdr cannot be read: the
- * exit then finds no stash. */
+ * exit then finds no stash. On a stdout that is a socket: the iovecs' bytes, as a writev's. */
 MW_SYS_ENTER(sendmsg)
 {
 	struct user_msghdr m;
 
 	if (!mw_is_tracked())
 		return 0;
-	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1)) ||
-	    !m.msg_name)
+	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1)))
+		return 0;
+	mw_chan_sum_msg(mw_ctx_regs, &m); /* a stdout that is a socket */
+	if (!m.msg_name)
 		return 0;
 	mw_inflight_bytes(MW_OP_SENDMSG, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0, m.msg_name,
 			  (__u32)m.msg_namelen);

@@ -45,6 +45,7 @@ INPUT = bytes(ord("a") + i % 26 for i in range(50000))
 OUTPUT = b"<" + INPUT + b">" + b"x" * 40000 + b"y" * 20000 + b"z" * 20000
 CALL_LENGTHS = [1 + len(INPUT) + 1, 40000, 40000]  # the three writes, in order
 DATA_MAX = 16384  # MW_DATA_MAX: bytes of one chunk
+MW_F_TAMPERED, MW_F_UNCHECKED = 1 << 19, 1 << 24
 
 # pwritev2 and vmsplice, which Python does not offer as such: one iovec of n bytes of c.
 VEC = r"""
@@ -133,9 +134,12 @@ class Channel(mwtest.E2ETestCase):
 
     def tile(self, frames, direction, stream):
         """Checks that the frames and gaps of one direction cover stream exactly, in order, with
-        the captured bytes equal to the stream's; returns (frames with data, gaps)."""
+        the captured bytes equal to the stream's, and that none is flagged TAMPERED or
+        UNCHECKED (each write's chunks were hashed at its entry, whichever call made it, and
+        matched); returns (frames with data, gaps)."""
         mine = [f for f in frames if f["dir"] == direction]
         self.assertTrue(mine, "no %s frames" % direction)
+        self.assertEqual([f for f in mine if f["flags"] & (MW_F_TAMPERED | MW_F_UNCHECKED)], [])
         at, data, gaps = 0, [], []
         for f in sorted(mine, key=lambda f: (f["stream_offset"], f["seq"])):
             self.assertEqual(f["stream_offset"], at, "hole or overlap at %s offset %d: %s" %
