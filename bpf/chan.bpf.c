@@ -9,7 +9,8 @@
  * object. Each call's transferred bytes (the result, not the request) are captured from user
  * memory after the call in MW_DATA_MAX chunks, up to MW_CHAN_CHUNKS per call, each stamped with
  * its offset in the stream; whatever is not captured (beyond that, a --stdio head:N limit,
- * splice/sendfile) becomes a GAP record with its offsets and length, never a silent hole.
+ * splice/sendfile, vmsplice, tee, recvmmsg/sendmmsg, Linux AIO) becomes a GAP record with its
+ * offsets and length, never a silent hole.
  */
 #include "chan.bpf.h"
 
@@ -137,4 +138,10 @@ MW_SYS_EXIT(vmsplice)
 MW_SYS_EXIT(tee)
 {
 	return mw_chan_moved(mw_ctx_regs, ret, -1, 1);
+}
+
+/* Linux AIO: an iocb on the channel's objects is a gap (chan.bpf.h). */
+MW_SYS_EXIT(io_submit)
+{
+	return mw_chan_aio(mw_ctx_regs, ret);
 }

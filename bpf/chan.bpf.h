@@ -586,4 +586,87 @@ static __always_inline int mw_chan_mmsg(struct pt_regs *regs, long ret, __u32 di
 	return 0;
 }
 
+/* Linux AIO: an iocb submitted by io_submit reads or writes its fd with no read or write
+ * program seeing it (on a pipe the kernel moves the bytes inside io_submit, from the iocb's
+ * buffer). Each submitted iocb on the stdout (or stdin) object becomes a gap of the length it
+ * asks for: its result is only told by io_getevents, so a short read makes the stream's offsets
+ * count more than came. */
+#define MW_IOCB_CMD_PREAD   0
+#define MW_IOCB_CMD_PWRITE  1
+#define MW_IOCB_CMD_PREADV  7
+#define MW_IOCB_CMD_PWRITEV 8
+#define MW_AIO_WALK	    1024 /* iocbs of one io_submit looked at; past them, a loss */
+
+struct mw_iov_sum {
+	const struct iovec *vec;
+	__u64 bytes;
+};
+
+static long mw_iov_add(__u32 i, void *data)
+{
+	struct mw_iov_sum *c = data;
+	__u64 n;
+
+	if (bpf_probe_read_user(&n, sizeof(n), &c->vec[i].iov_len))
+		return 1;
+	c->bytes += n;
+	return 0;
+}
+
+struct mw_aio_ctx {
+	struct iocb *const *vec;
+	long ret;
+};
+
+static long mw_aio_one(__u32 i, void *data)
+{
+	struct mw_aio_ctx *c = data;
+	struct mw_iov_sum v = {};
+	struct iocb *p;
+	struct iocb cb;
+	struct mw_chan *ch;
+	__u32 dir;
+	__u64 offset;
+
+	if (bpf_probe_read_user(&p, sizeof(p), &c->vec[i]) ||
+	    bpf_probe_read_user(&cb, sizeof(cb), p)) {
+		mw_loss(MW_LOSS_READ_FAULT); /* the kernel read it: unmapped since */
+		return 0;
+	}
+	if (cb.aio_lio_opcode == MW_IOCB_CMD_PWRITE || cb.aio_lio_opcode == MW_IOCB_CMD_PWRITEV)
+		dir = MW_CHAN_OUT;
+	else if (cb.aio_lio_opcode == MW_IOCB_CMD_PREAD || cb.aio_lio_opcode == MW_IOCB_CMD_PREADV)
+		dir = MW_CHAN_IN;
+	else
+		return 0;
+	ch = mw_chan_match((int)cb.aio_fildes, dir);
+	if (!ch)
+		return 0;
+	v.bytes = cb.aio_nbytes;
+	if (cb.aio_lio_opcode == MW_IOCB_CMD_PWRITEV || cb.aio_lio_opcode == MW_IOCB_CMD_PREADV) {
+		v.vec = (const struct iovec *)cb.aio_buf;
+		v.bytes = 0;
+		bpf_loop(cb.aio_nbytes > MW_IOV_WALK ? MW_IOV_WALK : (__u32)cb.aio_nbytes,
+			 mw_iov_add, &v, 0);
+	}
+	if (!v.bytes)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, v.bytes);
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, (int)cb.aio_fildes, c->ret, offset, v.bytes, dir);
+	return 0;
+}
+
+static __always_inline int mw_chan_aio(struct pt_regs *regs, long ret)
+{
+	struct mw_aio_ctx c = {.vec = (struct iocb *const *)mw_arg(regs, 2), .ret = ret};
+
+	if (ret <= 0 || !mw_is_tracked())
+		return 0;
+	bpf_loop(ret > MW_AIO_WALK ? MW_AIO_WALK : (__u32)ret, mw_aio_one, &c, 0);
+	if (ret > MW_AIO_WALK)
+		mw_loss(MW_LOSS_CHAN_CUT); /* iocbs not looked at may have moved channel bytes */
+	return 0;
+}
+
 #endif /* MW_CHAN_BPF_H */

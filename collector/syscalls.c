@@ -105,6 +105,9 @@ static const struct sysname table[] = {
 #ifdef SYS_init_module
 	{ "init_module", SYS_init_module },
 #endif
+#ifdef SYS_io_submit
+	{ "io_submit", SYS_io_submit },
+#endif
 #ifdef SYS_io_uring_enter
 	{ "io_uring_enter", SYS_io_uring_enter },
 #endif

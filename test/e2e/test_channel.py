@@ -16,7 +16,9 @@ seal: a response is sealed (a MARK seal) soon after it is written, also when it 
   200 KB lines make the collector read each response as it comes.
 other calls: stdin and stdout as sockets (socketpairs, as libuv gives a child) read with recv
   and recvmsg and written with sendmsg, send and pwritev2 are captured as read and write are;
-  bytes vmspliced into the stdout pipe (pages by reference) are a gap of their length.
+  bytes vmspliced into the stdout pipe (pages by reference) are a gap of their length, as are
+  the messages of a sendmmsg or a recvmmsg and the iocbs of a Linux AIO io_submit (flat and
+  vectored) on the channel.
 """
 import os
 import socket
@@ -75,15 +77,18 @@ assert libc.pwritev2(1, ctypes.byref(iov), 1, ctypes.c_long(-1), 0) == 20000
 """
 
 # sendmmsg of two 100-byte messages on a stdout that is a socket, between two sends.
-SENDMMSG_SERVER = VEC + r"""
-import socket
-sout = socket.socket(fileno=1)
+MSGHDR = r"""
 class msghdr(ctypes.Structure):
     _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint), ("iov", ctypes.c_void_p),
                 ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p),
                 ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]
 class mmsghdr(ctypes.Structure):
     _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+"""
+
+SENDMMSG_SERVER = VEC + MSGHDR + r"""
+import socket
+sout = socket.socket(fileno=1)
 sout.sendall(b"a" * 100)
 bufs = [one(c, 100) for c in (b"m", b"n")]
 vec = (mmsghdr * 2)()
@@ -104,6 +109,59 @@ page.write(b"v" * 1000)
 iov = iovec(ctypes.addressof(ctypes.c_char.from_buffer(page)), 1000)
 assert libc.vmsplice(1, ctypes.byref(iov), 1, 0) == 1000
 os.write(1, b"b" * 100)
+"""
+
+# recvmmsg on a stdin that is a socket: two messages of 100 bytes (MSG_WAITALL: each full),
+# between a recv before and the reads to the end after. The client sent everything at once.
+RECVMMSG_SERVER = VEC + MSGHDR + r"""
+import socket
+sin = socket.socket(fileno=0)
+got = b""
+while len(got) < 100:
+    got += sin.recv(100 - len(got))
+bufs = [one(b"-", 100) for _ in range(2)]
+vec = (mmsghdr * 2)()
+for i, (buf, iov) in enumerate(bufs):
+    vec[i].hdr.iov = ctypes.addressof(iov)
+    vec[i].hdr.iovlen = 1
+assert libc.recvmmsg(0, vec, 2, 0x100, None) == 2  # MSG_WAITALL
+assert [vec[i].len for i in range(2)] == [100, 100]
+while sin.recv(4096):
+    pass
+"""
+
+# Linux AIO on the stdout pipe: an IOCB_CMD_PWRITE of 10 bytes and an IOCB_CMD_PWRITEV of two
+# iovecs of 5, between two writes.
+AIO_SERVER = VEC + r"""
+import os
+class iocb(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_uint64), ("key", ctypes.c_uint32), ("rw_flags", ctypes.c_int32),
+                ("opcode", ctypes.c_uint16), ("reqprio", ctypes.c_int16),
+                ("fildes", ctypes.c_uint32), ("buf", ctypes.c_uint64),
+                ("nbytes", ctypes.c_uint64), ("offset", ctypes.c_int64),
+                ("reserved2", ctypes.c_uint64), ("flags", ctypes.c_uint32),
+                ("resfd", ctypes.c_uint32)]
+class io_event(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_uint64), ("obj", ctypes.c_uint64), ("res", ctypes.c_int64),
+                ("res2", ctypes.c_int64)]
+import platform
+SYS_io_setup, SYS_io_destroy, SYS_io_getevents, SYS_io_submit = {
+    "x86_64": (206, 207, 208, 209), "aarch64": (0, 1, 4, 2)}[platform.machine()]
+aio = ctypes.c_ulong(0)
+assert libc.syscall(SYS_io_setup, 8, ctypes.byref(aio)) == 0
+os.write(1, b"<")
+flat, _ = one(b"f", 10)
+keep = [one(b"v", 5), one(b"w", 5)]
+parts = (iovec * 2)(keep[0][1], keep[1][1])
+cbs = [iocb(opcode=1, fildes=1, buf=ctypes.addressof(flat), nbytes=10),
+       iocb(opcode=8, fildes=1, buf=ctypes.addressof(parts), nbytes=2)]
+for cb in cbs:
+    assert libc.syscall(SYS_io_submit, aio, 1, ctypes.byref(ctypes.pointer(cb))) == 1
+    ev = io_event()
+    assert libc.syscall(SYS_io_getevents, aio, 1, 1, ctypes.byref(ev), None) == 1
+    assert ev.res == 10, ev.res
+os.write(1, b">")
+libc.syscall(SYS_io_destroy, aio)
 """
 
 
@@ -268,6 +326,36 @@ class Channel(mwtest.E2ETestCase):
         frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
         _, gaps = self.tile(frames, "WRITE", want)
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 200)])
+
+    def test_recvmmsg_is_a_gap(self):
+        """Messages of a recvmmsg on a stdin that is a socket: a gap of their bytes (the
+        kernel's msg_len of each), between the reads around it."""
+        ins = socket.socketpair()
+        want = b"a" * 100 + b"m" * 100 + b"n" * 100 + b"b" * 100
+        ins[0].sendall(want)
+        ins[0].shutdown(socket.SHUT_WR)
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", RECVMMSG_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=ins[1], capture_output=True, timeout=120)
+        for s in ins:
+            s.close()
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "READ", want)
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 200)])
+
+    def test_aio_is_a_gap(self):
+        """Linux AIO writes (io_submit) on the stdout pipe: a gap of each iocb's length, flat
+        or vectored, between the writes around them."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", AIO_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        want = b"<" + b"f" * 10 + b"v" * 5 + b"w" * 5 + b">"
+        self.assertEqual(r.stdout, want)
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "WRITE", want)
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(1, 10), (11, 10)])
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
