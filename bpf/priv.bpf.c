@@ -381,3 +381,84 @@ MW_SYS_EXIT(memfd_create)
 	mw_slot_str(&s.r, MW_S_DATA, mw_uptr(&s, 0), 256, true);
 	return mw_sys_plain(&s);
 }
+
+/* ---- whether the client may still be served by what the server left ----------------------- */
+
+/* Run by the collector (BPF_PROG_TEST_RUN), never attached, when the linger after the server's
+ * exit runs out: a recorded process that still has the channel's stdin object in its fd table,
+ * while the client can still send on it (a pipe with a writer, or a socket), may answer
+ * requests in the server's place (a server that forks and exits), so the recording goes on.
+ * Here because this object alone declares the task kfuncs (bpftool's linker refuses an extern
+ * declared in two objects). Answers 1 (so), 0 (not), -1 (cannot tell: no bpf_task_from_pid
+ * before 6.2). The fd tables are read with helper reads, which never fault: a table changing
+ * meanwhile can only make the answer stale, and it is asked again a second later. */
+#define MW_HELD_FDS 65536 /* fds of one process looked at */
+#define MW_S_IFMT   0170000
+#define MW_S_IFIFO  0010000
+#define MW_S_IFSOCK 0140000
+
+struct mw_held_ctx {
+	struct file **fds;
+	struct file *held; /* the stdin object, as a recorded process has it open */
+	__u64 ino, dev;	   /* the stdin object */
+	__u32 max_fds;
+	__u32 pad;
+};
+
+static long mw_held_fd(__u32 i, void *data)
+{
+	struct mw_held_ctx *c = data;
+	struct file *f = NULL;
+
+	if (i >= c->max_fds)
+		return 1;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &c->fds[i]) || !f)
+		return 0;
+	if (BPF_CORE_READ(f, f_inode, i_ino) == c->ino &&
+	    BPF_CORE_READ(f, f_inode, i_sb, s_dev) == c->dev)
+		c->held = f;
+	return c->held ? 1 : 0;
+}
+
+static long mw_held_task(struct bpf_map *map, __u32 *tgid, __u64 *start, void *data)
+{
+	struct mw_held_ctx *c = data;
+	struct task_struct *t = bpf_task_from_pid((s32)*tgid);
+	struct fdtable *fdt;
+
+	if (!t)
+		return 0;
+	fdt = BPF_CORE_READ(t, files, fdt);
+	if (fdt) {
+		c->fds = BPF_CORE_READ(fdt, fd);
+		c->max_fds = BPF_CORE_READ(fdt, max_fds);
+		bpf_loop(c->max_fds < MW_HELD_FDS ? c->max_fds : MW_HELD_FDS, mw_held_fd, c, 0);
+	}
+	bpf_task_release(t);
+	return c->held ? 1 : 0;
+}
+
+SEC("syscall")
+int mw_chan_held(void *ctx)
+{
+	__u32 in = MW_CHAN_IN;
+	struct mw_chan *ch = bpf_map_lookup_elem(&chan, &in);
+	struct mw_held_ctx c = {};
+	struct file *held;
+	__u32 mode;
+
+	if (!bpf_ksym_exists(bpf_task_from_pid) || !bpf_ksym_exists(bpf_task_release))
+		return -1;
+	if (!ch || !(ch->enabled & MW_CHAN_ON) || (ch->enabled & MW_CHAN_EOF))
+		return 0; /* no channel, or the client closed it: no request can come */
+	c.ino = ch->ino;
+	c.dev = ch->dev;
+	bpf_for_each_map_elem(&tracked, mw_held_task, &c, 0);
+	held = c.held; /* a plain pointer: CO-RE relocates the fields read through it, not c's */
+	if (!held)
+		return 0;
+	mode = BPF_CORE_READ(held, f_inode, i_mode) & MW_S_IFMT;
+	if (mode == MW_S_IFIFO)
+		return BPF_CORE_READ(held, f_inode, i_pipe, writers) > 0;
+	return mode == MW_S_IFSOCK; /* a file, /dev/null, a terminal: no client on the other end */
+}
