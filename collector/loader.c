@@ -378,18 +378,6 @@ bool loader__tracked_empty(struct loader *l)
 	return true;
 }
 
-int loader__chan_held(struct loader *l)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, run);
-	int fd = bpf_program__fd(l->skel->progs.mw_chan_held);
-
-	if (fd < 0)
-		return -ENOTSUP;
-	if (bpf_prog_test_run_opts(fd, &run))
-		return -errno;
-	return (int)run.retval < 0 ? -ENOTSUP : run.retval != 0;
-}
-
 static void kill_one(void *ctx, uint32_t tgid)
 {
 	(void)ctx;

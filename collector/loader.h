@@ -44,10 +44,6 @@ int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino,
 size_t loader__each_tracked(struct loader *l, void (*fn)(void *ctx, uint32_t tgid), void *ctx);
 /* Whether the tracked set is empty (stops at its first member). */
 bool loader__tracked_empty(struct loader *l);
-/* Whether a recorded process still has the channel's stdin object open while the client can
- * still send on it (it may serve the client after the server exited): 1, 0, or -errno when that
- * cannot be told (-ENOTSUP: the kernel lacks what the check needs). */
-int loader__chan_held(struct loader *l);
 /* How long a kill of the tracked set waits for the set to be empty. */
 #define LOADER_KILL_WAIT_MS 2000
 /* Sends SIGKILL to every process of the tracked set, pass after pass until the set is empty or

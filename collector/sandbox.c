@@ -49,8 +49,7 @@ static const char *const allowed[] = {
 #endif
 };
 
-/* bpf() is allowed for reading maps and running a program already loaded (mw_chan_held, by
- * BPF_PROG_TEST_RUN) only: no loads, no attaches, no new maps. */
+/* bpf() is allowed for reading maps only: no loads, no attaches, no new maps. */
 static int allow_bpf_reads(scmp_filter_ctx ctx)
 {
 	int err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
@@ -59,9 +58,6 @@ static int allow_bpf_reads(scmp_filter_ctx ctx)
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
 				       SCMP_A0(SCMP_CMP_EQ, BPF_MAP_GET_NEXT_KEY));
-	if (!err)
-		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
-				       SCMP_A0(SCMP_CMP_EQ, BPF_PROG_TEST_RUN));
 	return err;
 }
 

@@ -366,45 +366,17 @@ static void handle_signals(struct session *s)
 	reap(s);
 }
 
-#define HELD_RECHECK_MS 1000 /* the channel held after the linger: asked again this often */
-
 /* After the server exits: stop once no descendant is left (none tracked by the kernel side,
- * and, when we launched it, none left for us to reap) or linger has run out - unless a recorded
- * process still holds the channel's stdin object while the client can still send on it: it may
- * be serving the client in the server's place (a server that forks and exits), so the recording
- * goes on, asked again every second, until that is no longer so. Not after a stop signal: the
- * client (or the user) asked for the end, whoever serves it. */
+ * and, when we launched it, none left for us to reap) or linger has run out. */
 static bool lingering_over(struct session *s)
 {
-	uint64_t now;
-	int held;
-
 	if (!s->server_done)
 		return false;
 	if (loader__tracked_empty(s->bpf))
 		return true;
 	if (!s->attached && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) < 0 && errno == ECHILD)
 		return true;
-	now = now_ns(CLOCK_MONOTONIC) / 1000000;
-	if (now < s->linger_until_ms)
-		return false;
-	if (s->stop_signals)
-		return true;
-	held = loader__chan_held(s->bpf);
-	if (held < 0 && held != -ENOTSUP && !s->held_unknown) {
-		s->held_unknown = true;
-		p_warn("cannot tell whether a recorded process still holds the channel: %s",
-		       strerror(-held));
-	}
-	if (held != 1)
-		return true;
-	if (!s->held_said) {
-		s->held_said = true;
-		p_info("the server has exited, a recorded process still holds its stdin, "
-		       "open to the client: recording on");
-	}
-	s->linger_until_ms = now + HELD_RECHECK_MS;
-	return false;
+	return now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
 }
 
 /* A call stashed at entry that never returned: written as unfinished, with its arguments and,

@@ -39,7 +39,6 @@ struct session {
 	bool server_done;
 	int server_status; /* wait status */
 	uint64_t linger_until_ms;
-	bool held_said, held_unknown; /* lingering_over said so once */
 	int stop_signals; /* INT/TERM/HUP received */
 	bool stop_now;
 	/* the record being packed (wire.c): a kernel record's fields plus framing fit */

@@ -21,12 +21,10 @@ other calls: stdin and stdout as sockets (socketpairs, as libuv gives a child) r
   vectored) on the channel.
 """
 import os
-import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwtest  # noqa: E402
@@ -164,22 +162,6 @@ for cb in cbs:
     assert ev.res == 10, ev.res
 os.write(1, b">")
 libc.syscall(SYS_io_destroy, aio)
-"""
-
-# A server that forks and exits at once: its child serves the channel, one echo a line, until
-# the end of its stdin (or, with "idle", holds the channel and waits for a signal).
-FORKED_SERVER = r"""
-import os, signal, sys, time
-if os.fork():
-    os._exit(0)
-if sys.argv[1:] == ["idle"]:
-    sys.stdout.write("child %d\n" % os.getpid())
-    sys.stdout.flush()
-    time.sleep(120)
-    sys.exit(3)
-for line in sys.stdin:
-    sys.stdout.write("echo " + line)
-    sys.stdout.flush()
 """
 
 
@@ -374,71 +356,6 @@ class Channel(mwtest.E2ETestCase):
         frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
         _, gaps = self.tile(frames, "WRITE", want)
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(1, 10), (11, 10)])
-
-    def test_a_child_serving_after_the_server_exits_is_recorded(self):
-        """The server forks and exits at once (--linger 0); its child keeps the channel and
-        answers requests sent 1 and 2.5 s later: the recording goes on while a recorded
-        process holds the channel's objects, so both requests and answers are in the trace,
-        and it ends when the child exits at the end of its stdin."""
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", FORKED_SERVER],
-                                 extra=["--linger", "0", "-v"])
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        try:
-            for i, pause in ((1, 1.0), (2, 1.5)):
-                time.sleep(pause)
-                p.stdin.write(b'{"n":%d}\n' % i)
-                p.stdin.flush()
-            p.stdin.close()
-            out, err = p.stdout.read(), p.stderr.read().decode(errors="replace")
-            rc = p.wait(timeout=60)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdout.close()
-            p.stderr.close()
-        self.assertEqual(rc, 0, err)
-        self.assertEqual(out, b'echo {"n":1}\necho {"n":2}\n')
-        self.assertIn("a recorded process still holds its stdin, open to the client: "
-                      "recording on", err)
-        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
-        for direction, stream in (("READ", b'{"n":1}\n{"n":2}\n'), ("WRITE", out)):
-            mine = sorted((f for f in frames if f["dir"] == direction),
-                          key=lambda f: f["stream_offset"])
-            self.assertEqual("".join(f["data"] for f in mine),  # dump escapes the newlines
-                             stream.decode().replace("\n", "\\n"))
-
-    def test_a_stop_signal_ends_the_wait_for_a_child_holding_the_channel(self):
-        """The server's child holds the channel (the client's stdin pipe still open) and
-        waits: the recording goes on past the linger until TERM, which asks for the end: the
-        collector stops and lists the child alive (it is not the collector's to signal)."""
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", FORKED_SERVER, "idle"],
-                                 extra=["--linger", "0"])
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-        child = None
-        try:
-            line = p.stdout.readline()
-            self.assertTrue(line.startswith(b"child "), line)
-            child = int(line.split()[1])
-            time.sleep(1.5)  # past the linger: recording on because the channel is held
-            self.assertIsNone(p.poll(), "the collector stopped with the channel held")
-            p.send_signal(signal.SIGTERM)
-            rc = p.wait(timeout=30)
-            err = p.stderr.read().decode(errors="replace")
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            if child and os.path.exists("/proc/%d" % child):
-                os.kill(child, signal.SIGKILL)
-            for f in (p.stdin, p.stdout, p.stderr):
-                f.close()
-        self.assertEqual(rc, 0, err)  # the server's own status
-        alive = [r["pid"] for r in mwtest.dump_json(self.trace, self.keys)
-                 if r.get("type") == "proc" and r.get("kind") == "ALIVE_AT_END"]
-        self.assertEqual(alive, [child])
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
