@@ -140,8 +140,8 @@ MW_SYS_EXIT(tee)
 	return mw_chan_moved(mw_ctx_regs, ret, -1, 1);
 }
 
-/* Linux AIO: an iocb on the channel's objects is a gap (chan.bpf.h). */
-MW_SYS_EXIT(io_submit)
+/* Linux AIO: an iocb on the channel's objects is a gap (chan.bpf.h), found at entry. */
+MW_SYS_ENTER(io_submit)
 {
-	return mw_chan_aio(mw_ctx_regs, ret);
+	return mw_chan_aio(mw_ctx_regs);
 }

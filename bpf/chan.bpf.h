@@ -69,32 +69,29 @@ static __always_inline __u64 mw_span_keep(const struct mw_span *sp)
 
 /* ---- a write's chunks at entry (chan_sums) ------------------------------------------------ */
 
+/* The current thread's stash (made, zeroed, when create and it has none), or NULL. */
+static __always_inline struct mw_chan_sums *mw_sums_slot(bool create)
+{
+	return bpf_task_storage_get(&chan_sums, bpf_get_current_task_btf(), NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
 /* The current thread's stash of a write in progress, or NULL. */
 static __always_inline struct mw_chan_sums *mw_sums_of(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct mw_chan_sums *sm = bpf_map_lookup_elem(&chan_sums, &tid);
+	struct mw_chan_sums *sm = mw_sums_slot(false);
 
 	return sm && sm->op == MW_OP_STDIO_WRITE ? sm : NULL;
 }
 
-/* The current thread's slot, emptied and idle for the entry to fill; NULL when it cannot be had.
- * A new slot is inserted from this CPU's record area (free at sys_enter, see mw_entry_scratch):
- * its bytes are not read before they are set (chunks is 0). */
+/* The current thread's stash, emptied and idle for the entry to fill; NULL when it cannot be
+ * had (no memory: the exit then finds none, and its chunks are UNCHECKED). */
 static __always_inline struct mw_chan_sums *mw_sums_start(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct mw_chan_sums *sm = bpf_map_lookup_elem(&chan_sums, &tid);
-	struct mw_scratch *s;
+	struct mw_chan_sums *sm = mw_sums_slot(true);
 
-	if (!sm) {
-		s = mw_entry_scratch();
-		if (!s || bpf_map_update_elem(&chan_sums, &tid, s->event, BPF_ANY))
-			return NULL;
-		sm = bpf_map_lookup_elem(&chan_sums, &tid);
-		if (!sm)
-			return NULL;
-	}
+	if (!sm)
+		return NULL;
 	sm->op = MW_OP_UNSPEC;
 	sm->chunks = 0;
 	sm->partial = 0;
@@ -115,6 +112,7 @@ struct mw_sum_ctx {
 	struct mw_scratch *s;
 	__u64 ubuf;
 	__u64 len;
+	__u64 call_done; /* the call's bytes before the span */
 	__u32 chunk0;
 	__u32 pad;
 };
@@ -141,6 +139,7 @@ static long mw_sum_chunk(__u32 i, void *data)
 		c->sm->len[idx] = (__u16)n;
 		c->sm->hash[idx] = mw_hash(c->s, 0, n);
 	}
+	c->sm->at[idx] = (__u32)(c->call_done + at);
 	c->sm->chunks = (__u16)(idx + 1);
 	return 0;
 }
@@ -151,7 +150,6 @@ static long mw_sum_chunk(__u32 i, void *data)
  * mw_cap_span, for the verifier. */
 __weak __noinline int mw_sum_span(const struct mw_span *sp)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct mw_sum_ctx c = {};
 	__u64 keep;
 	__u32 chunks;
@@ -160,20 +158,25 @@ __weak __noinline int mw_sum_span(const struct mw_span *sp)
 		return 0;
 	keep = mw_span_keep(sp);
 	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
-	c.sm = bpf_map_lookup_elem(&chan_sums, &tid);
+	c.sm = mw_sums_slot(false);
 	c.s = mw_entry_scratch();
 	c.ubuf = sp->ubuf;
 	c.len = keep;
+	c.call_done = sp->call_done;
 	c.chunk0 = sp->chunk0;
 	if (chunks && c.sm && c.s)
 		bpf_loop(chunks, mw_sum_chunk, &c, 0);
 	return chunks;
 }
 
-/* Chunk idx of a write, n bytes at src, into the record with the check against the entry's
- * hash. A chunk the write moved only part of is read whole (the bytes past n were not sent: they
- * are read for the compare, not kept), so that it hashes as the entry's did. */
-static __always_inline void mw_cap_checked(struct mw_rec *r, __u32 idx, const void *src, __u32 n)
+/* Chunk idx of a write, n bytes at src starting at byte call_off of the call's, into the record
+ * with the check against the entry's hash. Each chunk must start where the entry's did (the
+ * iovecs are read again at exit, from memory the server controls) and be as long, but for the
+ * call's final chunk (final), which a write that moved less than asked ends early: that one is
+ * read whole (the bytes past n were not sent: read for the compare, not kept), so that it hashes
+ * as the entry's did. */
+static __always_inline void mw_cap_checked(struct mw_rec *r, __u32 idx, const void *src, __u32 n,
+					   __u64 call_off, bool final)
 {
 	struct mw_chan_sums *sm = mw_sums_of();
 	__u32 off = r->off, len;
@@ -186,7 +189,8 @@ static __always_inline void mw_cap_checked(struct mw_rec *r, __u32 idx, const vo
 		return;
 	}
 	len = sm->len[idx & (MW_CHAN_CHUNKS - 1)];
-	if (len == MW_SUM_UNREAD || len < n) {
+	if (len == MW_SUM_UNREAD || len < n || (len > n && !final) ||
+	    sm->at[idx & (MW_CHAN_CHUNKS - 1)] != call_off) {
 		r->e->flags |= len == MW_SUM_UNREAD ? MW_F_UNCHECKED : MW_F_TAMPERED;
 		mw_slot_bytes(r, MW_S_DATA, src, n, MW_DATA_MAX, true);
 		return;
@@ -227,7 +231,8 @@ static long mw_cap_chunk(__u32 i, void *data)
 	if (c->last_span && at + n >= c->len)
 		e->flags |= MW_F_LAST;
 	if (c->op == MW_OP_STDIO_WRITE)
-		mw_cap_checked(&r, c->chunk0 + i, (const void *)(c->ubuf + at), n);
+		mw_cap_checked(&r, c->chunk0 + i, (const void *)(c->ubuf + at), n,
+			       c->call_done + at, c->last_span && at + n >= c->len);
 	else
 		mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
 	mw_rec_emit(&r);
@@ -299,6 +304,23 @@ static __always_inline void mw_chan_eof(int fd)
 	mw_rec_emit(&r);
 }
 
+/* The channel's state when this call moved bytes of direction dir through fd: for a read, when
+ * fd is the stdin object now; for a write, when the call's entry found fd to be the stdout
+ * object (its stash is active: the kernel resolved fd then, and another thread may have closed
+ * or dup2'ed it since), or, with no stash (recording began during the call), when fd is it now
+ * (its chunks are then UNCHECKED). */
+static __always_inline struct mw_chan *mw_chan_of(int fd, __u32 dir)
+{
+	__u32 out = MW_CHAN_OUT;
+	struct mw_chan *c;
+
+	if (dir == MW_CHAN_OUT && mw_sums_of()) {
+		c = bpf_map_lookup_elem(&chan, &out);
+		return c && (c->enabled & MW_CHAN_ON) ? c : NULL;
+	}
+	return mw_chan_match(fd, dir);
+}
+
 /* read/write and pread/pwrite: one contiguous buffer. */
 static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 dir)
 {
@@ -306,15 +328,17 @@ static __always_inline int mw_chan_flat(struct pt_regs *regs, long ret, __u32 di
 	struct mw_chan *ch;
 	int fd;
 
-	if (ret < 0 || !mw_is_tracked())
+	if (!mw_is_tracked())
 		return 0;
 	fd = (int)mw_arg(regs, 0);
-	if (ret == 0) { /* end of file, unless nothing was asked for (a read of 0 bytes) */
-		if (dir == MW_CHAN_IN && mw_arg(regs, 2))
+	if (ret <= 0) { /* 0: end of file, unless nothing was asked for (a read of 0 bytes) */
+		if (ret == 0 && dir == MW_CHAN_IN && mw_arg(regs, 2))
 			mw_chan_eof(fd);
+		if (dir == MW_CHAN_OUT)
+			mw_sums_end(); /* a failed write's stash must not serve a later call */
 		return 0;
 	}
-	ch = mw_chan_match(fd, dir);
+	ch = mw_chan_of(fd, dir);
 	if (!ch)
 		return 0;
 	sp.ubuf = mw_arg(regs, 1);
@@ -382,9 +406,11 @@ static __always_inline int mw_chan_iov(int fd, const struct iovec *vec, __u32 io
 	if (ret == 0) { /* end of file, unless no buffer was given */
 		if (dir == MW_CHAN_IN && iovcnt)
 			mw_chan_eof(c.fd);
+		if (dir == MW_CHAN_OUT)
+			mw_sums_end();
 		return 0;
 	}
-	c.ch = mw_chan_match(c.fd, dir);
+	c.ch = mw_chan_of(c.fd, dir);
 	if (!c.ch)
 		return 0;
 	c.op = dir == MW_CHAN_IN ? MW_OP_STDIO_READ : MW_OP_STDIO_WRITE;
@@ -401,8 +427,13 @@ static __always_inline int mw_chan_iov(int fd, const struct iovec *vec, __u32 io
 /* readv/writev, preadv/pwritev(2): fd, iovec array, count. */
 static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir)
 {
-	if (ret < 0 || !mw_is_tracked())
+	if (!mw_is_tracked())
 		return 0;
+	if (ret < 0) {
+		if (dir == MW_CHAN_OUT)
+			mw_sums_end();
+		return 0;
+	}
 	return mw_chan_iov((int)mw_arg(regs, 0), (const struct iovec *)mw_arg(regs, 1),
 			   (__u32)mw_arg(regs, 2), ret, dir);
 }
@@ -416,12 +447,13 @@ static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir
 	struct user_msghdr m;
 	int fd = (int)mw_arg(regs, 0);
 
-	if (ret < 0 || !mw_is_tracked() ||
-	    (dir == MW_CHAN_IN && ((__u32)mw_arg(regs, 2) & MW_MSG_PEEK)))
+	if (!mw_is_tracked() || (dir == MW_CHAN_IN && ((__u32)mw_arg(regs, 2) & MW_MSG_PEEK)))
 		return 0;
+	if (ret <= 0 && dir == MW_CHAN_OUT)
+		mw_sums_end();
 	/* the channel object first: every other socket's send or receive stops here, before
 	 * its msghdr is read (0 bytes: only the end of the stdin object matters) */
-	if (ret == 0 ? dir != MW_CHAN_IN : !mw_chan_match(fd, dir))
+	if (ret < 0 || (ret == 0 ? dir != MW_CHAN_IN : !mw_chan_of(fd, dir)))
 		return 0;
 	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(regs, 1)))
 		m.msg_iovlen = 0; /* unreadable: what was moved becomes a gap */
@@ -487,8 +519,10 @@ static long mw_sum_iov(__u32 i, void *data)
 }
 
 /* The iovecs of a write on the stdout object (writev, pwritev(2), sendmsg), walked as
- * mw_chan_iov walks them at exit. */
-static __always_inline void mw_chan_sum_iov(int fd, const struct iovec *vec, __u32 iovcnt)
+ * mw_chan_iov walks them at exit; unread: the iovecs could not be found (a msghdr that could not
+ * be read), so every chunk the exit captures will be UNCHECKED. */
+static __always_inline void mw_chan_sum_iov(int fd, const struct iovec *vec, __u32 iovcnt,
+					    bool unread)
 {
 	struct mw_sum_iov_ctx c = {.vec = vec};
 	struct mw_chan *ch = mw_chan_match(fd, MW_CHAN_OUT);
@@ -499,7 +533,10 @@ static __always_inline void mw_chan_sum_iov(int fd, const struct iovec *vec, __u
 	c.sm = mw_sums_start();
 	if (!c.sm)
 		return;
-	bpf_loop(iovcnt > MW_IOV_WALK ? MW_IOV_WALK : iovcnt, mw_sum_iov, &c, 0);
+	if (unread)
+		c.sm->partial = 1;
+	else
+		bpf_loop(iovcnt > MW_IOV_WALK ? MW_IOV_WALK : iovcnt, mw_sum_iov, &c, 0);
 	barrier();
 	c.sm->op = MW_OP_STDIO_WRITE;
 }
@@ -508,14 +545,15 @@ static __always_inline int mw_chan_sum_vec(struct pt_regs *regs)
 {
 	if (mw_is_tracked())
 		mw_chan_sum_iov((int)mw_arg(regs, 0), (const struct iovec *)mw_arg(regs, 1),
-				(__u32)mw_arg(regs, 2));
+				(__u32)mw_arg(regs, 2), false);
 	return 0;
 }
 
-/* sendmsg on the stdout object; m is its msghdr as read at entry. */
+/* sendmsg on the stdout object; m is its msghdr as read at entry (NULL: unreadable). */
 static __always_inline void mw_chan_sum_msg(struct pt_regs *regs, const struct user_msghdr *m)
 {
-	mw_chan_sum_iov((int)mw_arg(regs, 0), m->msg_iov, (__u32)m->msg_iovlen);
+	mw_chan_sum_iov((int)mw_arg(regs, 0), m ? m->msg_iov : NULL, m ? (__u32)m->msg_iovlen : 0,
+			!m);
 }
 
 /* Bytes that reach or leave the channel without passing through user memory: noted with their
@@ -588,9 +626,10 @@ static __always_inline int mw_chan_mmsg(struct pt_regs *regs, long ret, __u32 di
 
 /* Linux AIO: an iocb submitted by io_submit reads or writes its fd with no read or write
  * program seeing it (on a pipe the kernel moves the bytes inside io_submit, from the iocb's
- * buffer). Each submitted iocb on the stdout (or stdin) object becomes a gap of the length it
- * asks for: its result is only told by io_getevents, so a short read makes the stream's offsets
- * count more than came. */
+ * buffer). Each iocb on the stdout (or stdin) object becomes a gap of the length it asks for,
+ * read at io_submit's entry, as the kernel is about to read the iocbs (at the exit, a thread
+ * could have rewritten them while a write blocked): a submission that fails, or a short read,
+ * makes the stream's offsets count more than came. */
 #define MW_IOCB_CMD_PREAD   0
 #define MW_IOCB_CMD_PWRITE  1
 #define MW_IOCB_CMD_PREADV  7
@@ -615,7 +654,7 @@ static long mw_iov_add(__u32 i, void *data)
 
 struct mw_aio_ctx {
 	struct iocb *const *vec;
-	long ret;
+	long nr;
 };
 
 static long mw_aio_one(__u32 i, void *data)
@@ -630,7 +669,7 @@ static long mw_aio_one(__u32 i, void *data)
 
 	if (bpf_probe_read_user(&p, sizeof(p), &c->vec[i]) ||
 	    bpf_probe_read_user(&cb, sizeof(cb), p)) {
-		mw_loss(MW_LOSS_READ_FAULT); /* the kernel read it: unmapped since */
+		mw_loss(MW_LOSS_READ_FAULT); /* not present yet: what it moves is not known */
 		return 0;
 	}
 	if (cb.aio_lio_opcode == MW_IOCB_CMD_PWRITE || cb.aio_lio_opcode == MW_IOCB_CMD_PWRITEV)
@@ -653,19 +692,21 @@ static long mw_aio_one(__u32 i, void *data)
 		return 0;
 	offset = __sync_fetch_and_add(&ch->offset, v.bytes);
 	mw_loss(MW_LOSS_CHAN_CUT);
-	mw_chan_gap(MW_OP_STDIO_MOVED, (int)cb.aio_fildes, c->ret, offset, v.bytes, dir);
+	mw_chan_gap(MW_OP_STDIO_MOVED, (int)cb.aio_fildes, c->nr, offset, v.bytes, dir);
 	return 0;
 }
 
-static __always_inline int mw_chan_aio(struct pt_regs *regs, long ret)
+/* io_submit's entry: its nr iocbs (the record's ret is nr, the result not yet known). */
+static __always_inline int mw_chan_aio(struct pt_regs *regs)
 {
-	struct mw_aio_ctx c = {.vec = (struct iocb *const *)mw_arg(regs, 2), .ret = ret};
+	struct mw_aio_ctx c = {.vec = (struct iocb *const *)mw_arg(regs, 2),
+			       .nr = (long)mw_arg(regs, 1)};
 
-	if (ret <= 0 || !mw_is_tracked())
+	if (c.nr <= 0 || !mw_is_tracked())
 		return 0;
-	bpf_loop(ret > MW_AIO_WALK ? MW_AIO_WALK : (__u32)ret, mw_aio_one, &c, 0);
-	if (ret > MW_AIO_WALK)
-		mw_loss(MW_LOSS_CHAN_CUT); /* iocbs not looked at may have moved channel bytes */
+	bpf_loop(c.nr > MW_AIO_WALK ? MW_AIO_WALK : (__u32)c.nr, mw_aio_one, &c, 0);
+	if (c.nr > MW_AIO_WALK)
+		mw_loss(MW_LOSS_CHAN_CUT); /* iocbs not looked at may move channel bytes */
 	return 0;
 }
 

@@ -238,9 +238,9 @@ struct mw_chan {
 #define MW_CHAN_CHUNKS 128 /* chunks of MW_DATA_MAX captured per call: 2 MiB */
 
 /* What a write on the stdout object held at its entry, chunk by chunk as its exit captures it
- * (keyed by tid, in `chan_sums`): the exit compares each captured chunk with it, so bytes another
- * thread rewrote while the write ran (after the kernel copied them: a write blocked on a full
- * pipe copies the head first) are TAMPERED rather than passed off as what the client got. */
+ * (the thread's storage in `chan_sums`): the exit compares each captured chunk with it, so bytes
+ * another thread rewrote while the write ran (after the kernel copied them: a write blocked on a
+ * full pipe copies the head first) are TAMPERED rather than passed off as what the client got. */
 #define MW_SUM_UNREAD 0xffff /* len[]: the chunk could not be read at entry */
 
 struct mw_chan_sums {
@@ -248,6 +248,7 @@ struct mw_chan_sums {
 	__u16 chunks;  /* chunks kept: len[] and hash[] below it are set */
 	__u32 partial; /* an iovec could not be read at entry: chunks past `chunks` are unchecked */
 	__u16 len[MW_CHAN_CHUNKS];  /* bytes of the chunk, or MW_SUM_UNREAD */
+	__u32 at[MW_CHAN_CHUNKS];   /* where the chunk starts among the call's bytes */
 	__u64 hash[MW_CHAN_CHUNKS]; /* keyed hash (mw_hash) of those bytes */
 };
 

@@ -99,13 +99,13 @@ struct {
 } inflight SEC(".maps") __weak;
 
 /* Writes on the stdout object in progress: the chunks' hashes taken at entry (struct
- * mw_chan_sums, keyed by tid; chan.bpf.h). LRU: a thread that died in a write leaves its slot to
- * be reused, and a stash evicted while its write runs (only with more threads writing the channel
- * at once than fit) leaves that write UNCHECKED, never unflagged. */
+ * mw_chan_sums; chan.bpf.h). Storage of the thread itself (task storage, 5.11+): made at its
+ * first write on the channel, freed with the thread, never evicted by other threads' writes nor
+ * found by another thread that reuses its tid. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct mw_chan_sums);
 } chan_sums SEC(".maps") __weak;
 

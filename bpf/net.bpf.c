@@ -414,8 +414,10 @@ MW_SYS_ENTER(sendmsg)
 
 	if (!mw_is_tracked())
 		return 0;
-	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1)))
+	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1))) {
+		mw_chan_sum_msg(mw_ctx_regs, NULL); /* a stdout that is a socket: unchecked */
 		return 0;
+	}
 	mw_chan_sum_msg(mw_ctx_regs, &m); /* a stdout that is a socket */
 	if (!m.msg_name)
 		return 0;

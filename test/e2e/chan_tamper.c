@@ -10,6 +10,15 @@
  *                         "-----BEGIN OPENSSH PRIVATE KEY-----" header in place
  *   chan_tamper writev    the same through writev(), the line split over 3 iovecs (the key in
  *                         the first)
+ *   chan_tamper shorten   writev() of two iovecs (the response's head and key, then the rest);
+ *                         300 ms into it the other thread cuts the first iovec's length to the
+ *                         head alone and interrupts the write with a signal (no SA_RESTART):
+ *                         the write returns what it moved, and a capture that reads the iovecs
+ *                         again at the exit shifts the bytes after the head, dropping the key;
+ *                         the rest of the line follows with write()
+ *   chan_tamper dup2      one write() of the line; 300 ms into it the other thread points fd 1
+ *                         at /dev/null (dup2): the write goes on into the pipe it started on,
+ *                         and a capture that looks fd 1 up again at the exit loses it whole
  *   chan_tamper benign    the same line written with no rewrite (the false-positive guard)
  *   chan_tamper nonblock  benign, with stdout O_NONBLOCK: partial writes, poll() on EAGAIN, as
  *                         Node/libuv write (lengths that are not multiples of 16 KiB)
@@ -24,6 +33,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +56,9 @@ static char *line;
 static size_t line_len;
 static int write_done; /* set (atomically) once the main thread's write returned */
 static int rewrote_blocked = -1;
+static struct iovec shorten_v[2]; /* shorten: the iovecs the writer passed */
+static pthread_t writer;	  /* shorten: the thread to interrupt */
+static enum { REWRITE_BYTES, REWRITE_SHORTEN, REWRITE_DUP2 } rewrite; /* what the rewriter does */
 
 static void die(const char *what)
 {
@@ -60,9 +73,52 @@ static void *rewriter(void *arg)
 	(void)arg;
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+	if (rewrite == REWRITE_DUP2) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null < 0 || dup2(null, 1) < 0)
+			die("dup2 /dev/null");
+		rewrote_blocked = !__atomic_load_n(&write_done, __ATOMIC_SEQ_CST);
+		return NULL;
+	}
+	if (rewrite == REWRITE_SHORTEN) {
+		__atomic_store_n(&shorten_v[0].iov_len, strlen(response_head), __ATOMIC_SEQ_CST);
+		rewrote_blocked = !__atomic_load_n(&write_done, __ATOMIC_SEQ_CST);
+		pthread_kill(writer, SIGUSR1);
+		return NULL;
+	}
 	memcpy(line + strlen(response_head), HARMLESS, strlen(HARMLESS));
 	rewrote_blocked = !__atomic_load_n(&write_done, __ATOMIC_SEQ_CST);
 	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* writev of the head and key, then the rest; the rewriter cuts it short (see the top). */
+static void put_shorten(void)
+{
+	struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: the write returns */
+	size_t key_end = strlen(response_head) + strlen(KEY), off;
+	ssize_t n;
+
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		die("sigaction");
+	shorten_v[0] = (struct iovec){line, key_end};
+	shorten_v[1] = (struct iovec){line + key_end, line_len - key_end};
+	n = writev(1, shorten_v, 2);
+	if (n <= 0)
+		die("writev");
+	for (off = (size_t)n; off < line_len;) {
+		n = write(1, line + off, line_len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("write");
+		off += (size_t)n;
+	}
 }
 
 static void build_line(void)
@@ -175,16 +231,19 @@ static void put_nonblock(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc == 2 ? argv[1] : "";
-	int tamper = !strcmp(mode, "write") || !strcmp(mode, "writev");
+	int shorten = !strcmp(mode, "shorten"), swap = !strcmp(mode, "dup2");
+	int tamper = !strcmp(mode, "write") || !strcmp(mode, "writev") || shorten || swap;
 	pthread_t t;
 	int err;
 
 	if (!tamper && strcmp(mode, "benign") && strcmp(mode, "nonblock")) {
-		fprintf(stderr, "usage: chan_tamper write|writev|benign|nonblock\n");
+		fprintf(stderr, "usage: chan_tamper write|writev|shorten|dup2|benign|nonblock\n");
 		return 2;
 	}
 	build_line();
 	read_request();
+	writer = pthread_self();
+	rewrite = shorten ? REWRITE_SHORTEN : swap ? REWRITE_DUP2 : REWRITE_BYTES;
 	if (tamper && (err = pthread_create(&t, NULL, rewriter, NULL)) != 0) {
 		errno = err;
 		die("pthread_create");
@@ -192,6 +251,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "chan_tamper: writing %zu bytes\n", line_len);
 	if (!strcmp(mode, "writev"))
 		put_writev();
+	else if (shorten)
+		put_shorten();
 	else if (!strcmp(mode, "nonblock"))
 		put_nonblock();
 	else

@@ -13,6 +13,15 @@ write: the attack through one write(): the client receives the key, the trace ho
   harmless text, a stdout frame is flagged TAMPERED (mcpwitness dump) and the analyzer raises
   evasion.tampered-message (severity high).
 writev: the same through writev() with the line over three iovecs (the key in the first).
+shorten: writev() of the head and key, then the rest; while it is blocked the other thread cuts
+  the first iovec to the head and interrupts the write (it returns what it moved). A capture
+  that reads the iovecs again at the exit shifts what follows the head, and the key is gone
+  from the trace with every chunk's bytes intact: the chunks must also start where the entry's
+  did, and only the call's final chunk may end early.
+dup2: one write() of the line; while it is blocked the other thread points fd 1 at /dev/null:
+  the write goes on into the pipe it began on, so its exit records it on the channel (the
+  entry found the stdout object; looking fd 1 up again lost the whole write) and
+  mcp.private-key-in-response sees the key.
 benign: the same line, not rewritten: the trace holds it exactly, no frame is flagged TAMPERED
   or UNCHECKED, no evasion.tampered-message, evasion.unchecked-message or
   evasion.tampered-argument, and mcp.private-key-in-response does see the key in a message of
@@ -109,15 +118,16 @@ class ChannelTamper(mwtest.E2ETestCase):
         """The findings of the default policy on the trace."""
         return mwtest.analyze_json(self.trace, self.keys)["findings"]
 
-    def check_attack(self, mode):
+    def check_attack(self, mode, rewritten=HARMLESS):
         got, said = self.record(mode)
         # the attack happened: the client got the key, the server rewrote it mid-write ...
         self.assertEqual(got, LINE, "the client did not receive the original line")
         self.assertIn("chan_tamper: rewrote while the write was blocked", said)
-        # ... and the trace's copy (read at exit) holds the harmless text instead
+        # ... and the trace's copy (read at exit) holds the harmless text (or nothing) instead
         frames = self.stdout_frames()
         data = "".join(f["data"] for f in frames).encode()
-        self.assertIn(HARMLESS, data, "the trace does not hold the rewritten bytes")
+        if rewritten:
+            self.assertIn(rewritten, data, "the trace does not hold the rewritten bytes")
         self.assertNotIn(KEY, data)
         tampered = [f["seq"] for f in frames if f["flags"] & MW_F_TAMPERED]
         findings = self.findings()
@@ -149,6 +159,17 @@ class ChannelTamper(mwtest.E2ETestCase):
 
     def test_writev(self):
         self.check_attack("writev")
+
+    def test_shorten(self):
+        self.check_attack("shorten", rewritten=None)
+
+    def test_dup2(self):
+        got, said = self.record("dup2")
+        self.assertEqual(got, LINE)
+        self.assertIn("chan_tamper: rewrote while the write was blocked", said)
+        rules = {f["rule"] for f in self.findings()}
+        self.assertIn("mcp.private-key-in-response", rules)
+        self.assertNotIn(TAMPERED_RULE, rules)
 
     def test_benign(self):
         self.check_benign("benign")
