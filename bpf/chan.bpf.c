@@ -94,19 +94,21 @@ MW_SYS_EXIT(pwritev2)
  * net.bpf.c's, write it through mw_chan_sent. */
 MW_SYS_EXIT(recvfrom)
 {
-	if ((__u32)mw_arg(mw_ctx_regs, 3) & MW_MSG_PEEK)
+	if (!mw_chan_sock(MW_CHAN_IN) || ((__u32)mw_arg(mw_ctx_regs, 3) & MW_MSG_PEEK))
 		return 0;
 	return mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(recvmsg)
 {
+	if (!mw_chan_sock(MW_CHAN_IN))
+		return 0;
 	return mw_chan_msg(mw_ctx_regs, ret, MW_CHAN_IN);
 }
 
 MW_SYS_EXIT(recvmmsg)
 {
-	if ((__u32)mw_arg(mw_ctx_regs, 3) & MW_MSG_PEEK)
+	if (!mw_chan_sock(MW_CHAN_IN) || ((__u32)mw_arg(mw_ctx_regs, 3) & MW_MSG_PEEK))
 		return 0;
 	return mw_chan_mmsg(mw_ctx_regs, ret, MW_CHAN_IN);
 }

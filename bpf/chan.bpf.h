@@ -50,6 +50,16 @@ static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
 	return c;
 }
 
+/* Whether the channel's object of direction dir is a socket (set by the collector from its
+ * type): the recv and send calls test it before anything else, so the sends and receives of
+ * every tracked process pay no fd walk when stdin and stdout are pipes, as they usually are. */
+static __always_inline bool mw_chan_sock(__u32 dir)
+{
+	struct mw_chan *c = bpf_map_lookup_elem(&chan, &dir);
+
+	return c && (c->enabled & (MW_CHAN_ON | MW_CHAN_SOCK)) == (MW_CHAN_ON | MW_CHAN_SOCK);
+}
+
 /* The bytes of a span that are captured: within the call's chunk budget and the head limit. */
 static __always_inline __u64 mw_span_keep(const struct mw_span *sp)
 {

@@ -229,11 +229,13 @@ struct mw_chan {
 	__u64 ino;
 	__u64 offset; /* bytes of the stream seen so far: the next stream offset */
 	__u32 head;   /* capture at most this many bytes per call; 0 = all */
-	__u32 enabled; /* MW_CHAN_ON, and MW_CHAN_EOF once end-of-file was reported */
+	__u32 enabled; /* MW_CHAN_ON, MW_CHAN_SOCK for a socket (only then can recv and send
+			* calls move its bytes), and MW_CHAN_EOF once end-of-file was reported */
 };
 
-#define MW_CHAN_ON  1u
-#define MW_CHAN_EOF 2u
+#define MW_CHAN_ON   1u
+#define MW_CHAN_EOF  2u
+#define MW_CHAN_SOCK 4u
 
 #define MW_CHAN_CHUNKS 128 /* chunks of MW_DATA_MAX captured per call: 2 MiB */
 

@@ -357,7 +357,8 @@ MW_SYS_ENTER(sendto)
 {
 	const void *addr = (const void *)mw_arg(mw_ctx_regs, 4);
 
-	mw_chan_sum_flat(mw_ctx_regs);
+	if (mw_chan_sock(MW_CHAN_OUT))
+		mw_chan_sum_flat(mw_ctx_regs);
 	if (!addr || !mw_is_tracked())
 		return 0;
 	mw_inflight_bytes(MW_OP_SENDTO, mw_ctx_regs, MW_INT(0), MW_LONG(2), 0, 0, addr,
@@ -373,7 +374,8 @@ MW_SYS_EXIT(sendto)
 	struct sock *sk;
 	__u32 data_off;
 
-	mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
+	if (mw_chan_sock(MW_CHAN_OUT))
+		mw_chan_flat(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
 	e = mw_sys_begin(&s, MW_OP_SENDTO, ret, MW_INT(0), MW_LONG(2), 0, 0);
 	if (!e)
 		return 0;
@@ -415,10 +417,12 @@ MW_SYS_ENTER(sendmsg)
 	if (!mw_is_tracked())
 		return 0;
 	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(mw_ctx_regs, 1))) {
-		mw_chan_sum_msg(mw_ctx_regs, NULL); /* a stdout that is a socket: unchecked */
+		if (mw_chan_sock(MW_CHAN_OUT))
+			mw_chan_sum_msg(mw_ctx_regs, NULL); /* a socket stdout: unchecked */
 		return 0;
 	}
-	mw_chan_sum_msg(mw_ctx_regs, &m); /* a stdout that is a socket */
+	if (mw_chan_sock(MW_CHAN_OUT))
+		mw_chan_sum_msg(mw_ctx_regs, &m); /* a stdout that is a socket */
 	if (!m.msg_name)
 		return 0;
 	mw_inflight_bytes(MW_OP_SENDMSG, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0, m.msg_name,
@@ -439,7 +443,8 @@ MW_SYS_EXIT(sendmsg)
 	__u32 data_off;
 	bool addressed, stashed;
 
-	mw_chan_msg(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
+	if (mw_chan_sock(MW_CHAN_OUT))
+		mw_chan_msg(mw_ctx_regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
 	e = mw_sys_begin(&s, MW_OP_SENDMSG, ret, MW_INT(0), MW_UINT(2), 0, 0);
 	if (!e)
 		return 0;
@@ -494,7 +499,8 @@ MW_SYS_EXIT(sendmmsg)
 	if (!mw_is_tracked())
 		return 0;
 	regs = mw_ctx_regs;
-	mw_chan_mmsg(regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
+	if (mw_chan_sock(MW_CHAN_OUT))
+		mw_chan_mmsg(regs, ret, MW_CHAN_OUT); /* a stdout that is a socket */
 	c.ret = ret;
 	c.fd = (int)mw_arg(regs, 0);
 	c.vec = (const struct mmsghdr *)mw_arg(regs, 1);

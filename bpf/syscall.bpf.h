@@ -364,12 +364,14 @@ static long mw_sip_word(__u32 i, void *ctx)
 }
 
 /* The keyed hash of the len bytes at offset off of this CPU's record area (s->event): where
- * the entry program reads an argument, and where the exit's record keeps it, so both hash the
- * same way. len < MW_PATH_MAX; the loads may run past the bytes into the area's slack (the
- * last word is masked to the bytes that count, little endian), never past its end. A global
- * function (weak: each object including this header brings one, the linker keeps one), so the
- * verifier checks it once per program on its own, not again on every path that reaches a call
- * (with a static one the two-path exit programs verified 50 000 instructions, not 30 000). */
+ * the entry program reads an argument (or a channel write's chunk, chan.bpf.h), and where the
+ * exit's record keeps it, so both hash the same way. off + len <= MW_EVENT_MAX (an argument
+ * is under MW_PATH_MAX, a chunk at most MW_DATA_MAX after a record's header); the loads may run
+ * past the bytes into the area's slack (the last word is masked to the bytes that count, little
+ * endian), never past its end. A global function (weak: each object including this header brings
+ * one, the linker keeps one), so the verifier checks it once per program on its own, not again on
+ * every path that reaches a call (with a static one the two-path exit programs verified 50 000
+ * instructions, not 30 000). */
 __weak __noinline __u64 mw_hash(struct mw_scratch *s, __u32 off, __u32 len)
 {
 	struct mw_sip h = {

@@ -342,13 +342,14 @@ uint64_t loader__tracked_start(struct loader *l, uint32_t tgid)
 	return start;
 }
 
-int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head)
+int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head,
+		     bool sock)
 {
 	struct mw_chan c = {
 		.dev = encode_to_kdev(dev),
 		.ino = ino,
 		.head = head,
-		.enabled = MW_CHAN_ON,
+		.enabled = MW_CHAN_ON | (sock ? MW_CHAN_SOCK : 0),
 	};
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.chan), &dir, &c, BPF_ANY))

@@ -36,8 +36,10 @@ int loader__track(struct loader *l, pid_t tgid);
  * has not tracked it at a fork since): for a process that exited before it was tracked. */
 void loader__untrack(struct loader *l, pid_t tgid);
 /* Names the object (by st_dev and inode, as stat() reports them) whose bytes are captured for
- * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all. */
-int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head);
+ * direction dir (enum mw_chan_dir); head = at most this many bytes per call, 0 = all; sock: the
+ * object is a socket (the recv and send calls are looked at only then). */
+int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head,
+		     bool sock);
 /* Calls fn for each tgid in the tracked set (processes alive), read from its
  * bitmap: every member, however many, and a member that leaves meanwhile does not restart the
  * walk. Returns how many members it found. */

@@ -112,7 +112,8 @@ static int watch_channel(struct collector *c, const char *proc)
 			p_warn("fd %d of the server is not open: its channel is not captured", fd);
 			continue;
 		}
-		err = loader__set_chan(c->bpf, dirs[fd], st.st_dev, st.st_ino, c->opts.stdio_head);
+		err = loader__set_chan(c->bpf, dirs[fd], st.st_dev, st.st_ino, c->opts.stdio_head,
+				       S_ISSOCK(st.st_mode));
 		if (err) {
 			p_err("failed to set up the channel capture: %s", strerror(-err));
 			return err;

@@ -97,11 +97,25 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
+/* The line from byte off on, with write() until all of it went. */
+static void put_write_from(size_t off)
+{
+	while (off < line_len) {
+		ssize_t n = write(1, line + off, line_len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("write");
+		off += (size_t)n;
+	}
+}
+
 /* writev of the head and key, then the rest; the rewriter cuts it short (see the top). */
 static void put_shorten(void)
 {
 	struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: the write returns */
-	size_t key_end = strlen(response_head) + strlen(KEY), off;
+	size_t key_end = strlen(response_head) + strlen(KEY);
 	ssize_t n;
 
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
@@ -111,14 +125,7 @@ static void put_shorten(void)
 	n = writev(1, shorten_v, 2);
 	if (n <= 0)
 		die("writev");
-	for (off = (size_t)n; off < line_len;) {
-		n = write(1, line + off, line_len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die("write");
-		off += (size_t)n;
-	}
+	put_write_from((size_t)n);
 }
 
 static void build_line(void)
@@ -146,21 +153,6 @@ static void read_request(void)
 			die("read stdin");
 		if (n == 1 && c == '\n')
 			return;
-	}
-}
-
-static void put_write(void)
-{
-	size_t off = 0;
-
-	while (off < line_len) {
-		ssize_t n = write(1, line + off, line_len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die("write");
-		off += (size_t)n;
 	}
 }
 
@@ -256,7 +248,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "nonblock"))
 		put_nonblock();
 	else
-		put_write();
+		put_write_from(0);
 	__atomic_store_n(&write_done, 1, __ATOMIC_SEQ_CST);
 	if (tamper) {
 		if ((err = pthread_join(t, NULL)) != 0) {
