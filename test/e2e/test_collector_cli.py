@@ -124,6 +124,19 @@ class CollectorCli(mwtest.E2ETestCase):
             self.assert_one_line(err, "failed to open FIFO %s: signal %d" % (fifo, sig))
             self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
 
+    def wait_open(self, pid, path, timeout=10):
+        """Until process pid has path open (its open returned)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                try:
+                    if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == path:
+                        return
+                except OSError:
+                    pass  # closed meanwhile
+            time.sleep(0.002)
+        self.fail("process %d never opened %s" % (pid, path))
+
     def test_a_stop_while_loading_starts_no_server(self):
         """INT right after the FIFO's reader came: the collector is loading its programs (half a
         second), no server exists yet. It must not start one it would then have to be stopped
@@ -134,12 +147,20 @@ class CollectorCli(mwtest.E2ETestCase):
         p = self.popen([mwtest.COLLECT, "-k", self.keys.secret, "-o", fifo, "--allow-root",
                         "--", "/bin/sh", "-c", "touch '%s'; sleep 30" % marker])
         time.sleep(0.5)  # waiting for a reader
-        reader = self.popen(["cat", fifo])
-        time.sleep(0.05)  # the open returned: now loading
-        p.send_signal(signal.SIGINT)
-        rc = p.wait(timeout=60)
-        err = p.stderr.read()
-        reader.wait(timeout=30)
+        # the reader is this process, not a `cat` whose start (slow on a loaded machine) could
+        # let the INT come before the collector's open and leave cat waiting for a writer;
+        # O_NONBLOCK: the open returns at once, and a read after the collector's end is EOF
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            self.wait_open(p.pid, fifo)  # the collector's open returned: now loading
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=60)
+            err = p.stderr.read()
+            os.set_blocking(reader, True)
+            while os.read(reader, 65536):
+                pass
+        finally:
+            os.close(reader)
         self.assertEqual(rc, 2, err)
         self.assert_one_line(err, "signal %d came before COMMAND was started: nothing recorded"
                              % signal.SIGINT)
