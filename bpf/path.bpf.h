@@ -4,14 +4,18 @@
  *
  * bpf_d_path() is only allowed in fentry/LSM programs, which this kernel refuses, so the path of
  * a `struct path` is rebuilt here the way the kernel's prepend_path() does: walk d_parent up to
- * the mount root, cross to the parent mount at its mountpoint, stop at the task's root. The
- * walk runs in bpf_loop (verified once, whatever the depth) for up to MW_WALK_STEPS steps and
- * writes components backwards into the per-CPU path buffer.
+ * the mount root, cross to the parent mount at its mountpoint, stop at the task's root (a path as
+ * the task names it) or, for the file a call actually acted on, at the root of the task's mount
+ * namespace (past a chroot: the file's place in the namespace, whatever root the task gave
+ * itself; mw_fd_path). The walk runs in bpf_loop (verified once, whatever the depth) for up to
+ * MW_WALK_STEPS steps and writes components backwards into the per-CPU path buffer.
  *
  * Honesty rules (DESIGN.md section 4): a walk that runs out of steps or bytes yields the suffix
  * it has *without* its leading '/', flagged truncated, so it can never pass for an absolute
- * path; a walk that ends at a mount outside the task's root (pipes, sockets, anonymous inodes,
- * paths beyond a chroot) yields nothing, flagged unresolved.
+ * path; a walk that ends at a mount outside the task's root, or outside its mount namespace for a
+ * walk to the namespace's root (pipes, sockets, anonymous inodes, detached mounts, another
+ * namespace's files; paths beyond a chroot for a walk to the task's root), yields nothing,
+ * flagged unresolved.
  */
 #ifndef MW_PATH_BPF_H
 #define MW_PATH_BPF_H
@@ -37,7 +41,8 @@ struct mw_walk {
 	struct vfsmount *root_vm;
 	__u32 pos; /* start of the path in scratch->path; the path ends at MW_PATH_MAX */
 	__u32 state;
-	__u32 to_top; /* walk to the top of the mount tree, not to the task's root */
+	struct mount *ns_root; /* to_top: the root mount of the task's mount namespace */
+	__u32 to_top; /* walk to the root of the task's mount namespace, not to the task's root */
 	__u32 pad;
 };
 
@@ -103,8 +108,9 @@ static long mw_walk_step(__u32 i, void *ctx)
 	if (d == w->vm_root) {
 		struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
 
-		if (parent == mnt) { /* a root we are not under: not reachable from the task */
-			w->state = w->to_top ? MW_WALK_DONE : MW_WALK_UNRES;
+		/* a top: done if it is the namespace's, when walking to it */
+		if (parent == mnt) {
+			w->state = w->to_top && mnt == w->ns_root ? MW_WALK_DONE : MW_WALK_UNRES;
 			return 1;
 		}
 		vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
@@ -137,8 +143,9 @@ static long mw_walk_step_direct(__u32 i, void *ctx)
 	if (w->d == w->vm_root) {
 		mnt = MW_RO(struct mount, w->mnt);
 		parent = mnt->mnt_parent;
-		if (parent == w->mnt) { /* a root we are not under: not reachable from the task */
-			w->state = w->to_top ? MW_WALK_DONE : MW_WALK_UNRES;
+		/* a top: done if it is the namespace's, when walking to it */
+		if (parent == w->mnt) {
+			w->state = w->to_top && w->mnt == w->ns_root ? MW_WALK_DONE : MW_WALK_UNRES;
 			return 1;
 		}
 		vm = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
@@ -175,8 +182,9 @@ static long mw_walk_step_direct(__u32 i, void *ctx)
 #define mw_walk_from mw_walk_from_core
 #endif
 
-/* Walks the struct path `from` against the current task's root, or with to_top up to the top of
- * the task's mount tree (for what is no longer below its root: a directory just chrooted into).
+/* Walks the struct path `from` against the current task's root, or with to_top up to the root of
+ * the task's mount namespace (the file acted on, wherever the task's root is: a directory just
+ * chrooted into, a file opened inside a chroot).
  * On return the path occupies this CPU's scratch->path[*start .. MW_PATH_MAX); the result is one
  * of enum mw_walk_state. */
 __weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
@@ -211,6 +219,8 @@ __weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
 		if (!to_top) {
 			w.root_d = fs->root.dentry;
 			w.root_vm = fs->root.mnt;
+		} else {
+			w.ns_root = MW_RO(struct task_struct, task)->nsproxy->mnt_ns->root;
 		}
 	}
 #endif
@@ -232,6 +242,8 @@ __weak __noinline __u32 mw_walk_from(__u64 from, __u32 to_top, __u32 *start)
 		if (!to_top) {
 			w.root_d = BPF_CORE_READ(fs, root.dentry);
 			w.root_vm = BPF_CORE_READ(fs, root.mnt);
+		} else {
+			w.ns_root = BPF_CORE_READ(task, nsproxy, mnt_ns, root);
 		}
 	}
 	w.mnt = mw_real_mount(w.vm);
@@ -369,7 +381,8 @@ static __always_inline void mw_path_arg(struct mw_rec *r, int slot_path, int slo
 		mw_slot_abs(r, slot_abs, dirfd, off, len);
 }
 
-/* Appends the path of the file behind fd to slot, with its device and inode in arg[]. */
+/* Appends the path of the file behind fd to slot, from the root of the task's mount namespace
+ * (past a chroot), with its device and inode in arg[]. */
 static __always_inline void mw_fd_path(struct mw_rec *r, int slot, int fd)
 {
 	struct file *f = mw_fd_file(fd);
@@ -378,7 +391,7 @@ static __always_inline void mw_fd_path(struct mw_rec *r, int slot, int fd)
 		r->e->flags |= MW_F_UNRES(slot);
 		return;
 	}
-	mw_slot_path(r, slot, (__u64)__builtin_preserve_access_index(&f->f_path));
+	mw_slot_path_to(r, slot, (__u64)__builtin_preserve_access_index(&f->f_path), true);
 #ifdef MW_DIRECT_LOADS
 	if (bpf_ksym_exists(bpf_rdonly_cast)) {
 		const struct inode *inode = MW_RO(struct file, f)->f_inode;

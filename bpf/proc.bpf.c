@@ -102,7 +102,8 @@ int BPF_PROG(handle_sched_process_exec, struct task_struct *task, pid_t old_pid,
 	file = BPF_CORE_READ(bprm, file);
 	mw_slot_str(&r, MW_S_PATH, filename, MW_PATH_MAX, false);
 	if (file) {
-		mw_slot_path(&r, MW_S_OPENED, (__u64)__builtin_preserve_access_index(&file->f_path));
+		mw_slot_path_to(&r, MW_S_OPENED,
+				(__u64)__builtin_preserve_access_index(&file->f_path), true);
 		e->arg[MW_A_DEV] = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 		e->arg[MW_A_INO] = BPF_CORE_READ(file, f_inode, i_ino);
 	}
@@ -203,9 +204,11 @@ MW_SYS_EXIT(execveat)
 /* chdir and chroot at exit: a successful call has already moved the task's cwd (root), so a
  * relative argument resolved now would be resolved against the new directory (chdir("d") would
  * read as .../d/d). The directory entered is taken from the task instead: ABS (for a relative
- * argument) and OPENED with dev/ino are the new cwd, or the new root walked up to the top of
- * the mount tree (it is no longer below the task's root). A failed call changed nothing and
- * resolves as usual. The argument is stashed at entry and checked, as a file call's is. */
+ * argument) and OPENED with dev/ino are the new cwd, or the new root; ABS walked as the task
+ * names it (the new root up to the root of the mount namespace: it is no longer below the
+ * task's root), OPENED from the namespace's root as for any file acted on (mw_fd_path). A failed
+ * call changed nothing and resolves as usual. The argument is stashed at entry and checked, as a
+ * file call's is. */
 static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool root)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -220,7 +223,7 @@ static __always_inline int mw_sys_dir_change(struct mw_sys *s, long ret, bool ro
 	mw_head_check(&s->r, MW_S_PATH, MW_PATH_OFF);
 	if (s->r.e->slen[MW_S_PATH] && s->r.s->event[off & (MW_EVENT_MAX - 1)] != '/')
 		mw_slot_path_to(&s->r, MW_S_ABS, (__u64)dir, root);
-	mw_slot_path_to(&s->r, MW_S_OPENED, (__u64)dir, root);
+	mw_slot_path_to(&s->r, MW_S_OPENED, (__u64)dir, true);
 	s->r.e->arg[MW_A_DEV] = BPF_CORE_READ(dir, dentry, d_sb, s_dev);
 	s->r.e->arg[MW_A_INO] = BPF_CORE_READ(dir, dentry, d_inode, i_ino);
 	mw_rec_emit(&s->r);

@@ -245,7 +245,8 @@ class PrivEvents(mwevents.EventsTestCase):
 
 class PrivRootEvents(mwevents.EventsTestCase):
     USER = "root"
-    STEPS = ("mount", "chroot", "setns", "open_by_handle_at", "setgroups", "unshare")
+    STEPS = ("mount", "chroot", "chroot_open", "setns", "open_by_handle_at", "setgroups",
+             "unshare")
 
     def test_mount_in_a_private_namespace(self):
         s = self.rec.step("mount")
@@ -268,6 +269,26 @@ class PrivRootEvents(mwevents.EventsTestCase):
         self.assertRecord(ev, "chroot", 0, path="chroot.d", abs_path=self.rec.path("chroot.d"),
                           flags=0)
         self.assertOpened(ev, self.rec.path("chroot.d"))
+
+    def test_open_inside_a_chroot(self):
+        s = self.rec.step("chroot_open")
+        self.assertGreaterEqual(s["abs"], 0)
+        self.assertGreaterEqual(s["rel"], 0)
+        opens = [e for e in self.rec.of(s["pid"], "openat") if not e["write"]]
+        self.assertEqual([e["ret"] for e in opens], [s["abs"], s["rel"]], opens)
+        # the names are the task's, inside its root; the file opened is named from the mount
+        # namespace's root, where the policies' paths (**/.ssh/**) are
+        key = self.rec.path("chroot_open.d", ".ssh", "id_rsa")
+        self.assertRecord(opens[0], "openat", s["abs"], path="/id_rsa", abs_path=None, flags=0)
+        self.assertRecord(opens[1], "openat", s["rel"], path="id_rsa", abs_path="/id_rsa",
+                          flags=0)
+        for ev in opens:
+            self.assertOpened(ev, key)
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        self.assertEqual(sorted((f["evidence"]["path"], f["evidence"]["opened_path"])
+                                for f in found if f["rule"] == "file.sensitive-read"
+                                and f["process"]["pid"] == s["pid"]),
+                         [("/id_rsa", key), ("/id_rsa", key)])
 
     def test_setns(self):
         s = self.rec.step("setns")

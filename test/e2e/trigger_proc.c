@@ -237,6 +237,20 @@ static void step_chroot(struct out *o)
 	out_ret(o, "ret", syscall(SYS_chroot, "chroot.d"));
 }
 
+/* A key opened inside a chroot by its name there, absolute and relative: the chroot is the key's
+ * directory, so inside it the name says nothing of a key (needs root; as nobody the chroot
+ * fails and so does the step). */
+static void step_chroot_open(struct out *o)
+{
+	must(mkdir("chroot_open.d", 0755) == 0, "mkdir chroot_open.d");
+	must(mkdir("chroot_open.d/.ssh", 0700) == 0, "mkdir chroot_open.d/.ssh");
+	touch("chroot_open.d/.ssh/id_rsa");
+	must(syscall(SYS_chroot, "chroot_open.d/.ssh") == 0, "chroot chroot_open.d/.ssh");
+	must(chdir("/") == 0, "chdir /");
+	out_ret(o, "abs", syscall(SYS_openat, AT_FDCWD, "/id_rsa", O_RDONLY | O_CLOEXEC));
+	out_ret(o, "rel", syscall(SYS_openat, AT_FDCWD, "id_rsa", O_RDONLY | O_CLOEXEC));
+}
+
 /* ---- credentials ---------------------------------------------------------------------------- */
 
 /* Each to the ids we already have, so it succeeds unprivileged and changes nothing. */
@@ -373,6 +387,7 @@ const struct step proc_steps[] = {
 	{ "chdir", step_chdir },
 	{ "fchdir", step_fchdir },
 	{ "chroot", step_chroot },
+	{ "chroot_open", step_chroot_open },
 	{ "ids", step_ids },
 	{ "setgroups", step_setgroups },
 	{ "capset", step_capset },
