@@ -9,8 +9,8 @@
  * object. Each call's transferred bytes (the result, not the request) are captured from user
  * memory after the call in MW_DATA_MAX chunks, up to MW_CHAN_CHUNKS per call, each stamped with
  * its offset in the stream; whatever is not captured (beyond that, a --stdio head:N limit,
- * splice/sendfile, vmsplice, tee, recvmmsg/sendmmsg, Linux AIO) becomes a GAP record with its
- * offsets and length, never a silent hole.
+ * splice/sendfile, vmsplice, tee, recvmmsg/sendmmsg, Linux AIO, io_uring) becomes a GAP record with
+ * its offsets and length, never a silent hole.
  */
 #include "chan.bpf.h"
 
@@ -146,4 +146,13 @@ MW_SYS_EXIT(tee)
 MW_SYS_ENTER(io_submit)
 {
 	return mw_chan_aio(mw_ctx_regs);
+}
+
+/* io_uring: a request that moved bytes on the channel's objects is a gap (chan.bpf.h), found at
+ * its completion. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
+	     struct io_uring_cqe *cqe)
+{
+	return mw_chan_uring((struct io_kiocb *)req, BPF_CORE_READ(cqe, res));
 }

@@ -36,18 +36,21 @@ struct mw_span {
 	__u32 pad;
 };
 
-static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
+static __always_inline struct mw_chan *mw_chan_match_file(struct file *f, __u32 dir)
 {
 	struct mw_chan *c = bpf_map_lookup_elem(&chan, &dir);
-	struct file *f;
 
 	if (!c || !(c->enabled & MW_CHAN_ON))
 		return NULL;
-	f = mw_fd_file(fd);
 	if (!f || BPF_CORE_READ(f, f_inode, i_ino) != c->ino ||
 	    BPF_CORE_READ(f, f_inode, i_sb, s_dev) != c->dev)
 		return NULL;
 	return c;
+}
+
+static __always_inline struct mw_chan *mw_chan_match(int fd, __u32 dir)
+{
+	return mw_chan_match_file(mw_fd_file(fd), dir);
 }
 
 /* Whether the channel's object of direction dir is a socket (set by the collector from its
@@ -717,6 +720,100 @@ static __always_inline int mw_chan_aio(struct pt_regs *regs)
 	bpf_loop(c.nr > MW_AIO_WALK ? MW_AIO_WALK : (__u32)c.nr, mw_aio_one, &c, 0);
 	if (c.nr > MW_AIO_WALK)
 		mw_loss(MW_LOSS_CHAN_CUT); /* iocbs not looked at may move channel bytes */
+	return 0;
+}
+
+/* io_uring: a request reads or writes its file with no read or write program seeing it (the
+ * ring's worker or the kernel's task work moves the bytes). Each completion of a request that
+ * moved bytes on the stdin or stdout object becomes a gap of its result's length. The
+ * completion runs in the submitting task or in one of its io_uring worker threads (the same
+ * thread group: the membership test holds), and the request's file is resolved by then (a
+ * registered file too). What it does not see: the extra completions of a multishot request
+ * (posted without the request), a splice from the stdin object through a registered file, and
+ * a completion posted in interrupt context (polled block I/O; a pipe's or a socket's request
+ * completes in the task's own task work or in a worker). x86-64 and arm64 share these numbers (the io_uring ABI). */
+#define MW_IORING_READV		1
+#define MW_IORING_WRITEV	2
+#define MW_IORING_READ_FIXED	4
+#define MW_IORING_WRITE_FIXED	5
+#define MW_IORING_SENDMSG	9
+#define MW_IORING_RECVMSG	10
+#define MW_IORING_READ		22
+#define MW_IORING_WRITE		23
+#define MW_IORING_SEND		26
+#define MW_IORING_RECV		27
+#define MW_IORING_SPLICE	30
+#define MW_IORING_TEE		33
+#define MW_IORING_SEND_ZC	47
+#define MW_IORING_SENDMSG_ZC	48
+#define MW_IORING_READ_MULTI	49
+#define MW_IORING_RECV_ZC	58
+#define MW_IORING_READV_FIXED	60
+#define MW_IORING_WRITEV_FIXED	61
+#define MW_SPLICE_F_FD_IN_FIXED (1u << 31)
+
+/* The direction a request of this opcode moves bytes through its own file (req->file):
+ * MW_CHAN_IN, MW_CHAN_OUT, or -1 for an opcode that moves no stream bytes there. */
+static __always_inline int mw_uring_dir(__u8 op)
+{
+	switch (op) {
+	case MW_IORING_READV:
+	case MW_IORING_READ_FIXED:
+	case MW_IORING_RECVMSG:
+	case MW_IORING_READ:
+	case MW_IORING_RECV:
+	case MW_IORING_READ_MULTI:
+	case MW_IORING_RECV_ZC:
+	case MW_IORING_READV_FIXED:
+		return MW_CHAN_IN;
+	case MW_IORING_WRITEV:
+	case MW_IORING_WRITE_FIXED:
+	case MW_IORING_SENDMSG:
+	case MW_IORING_WRITE:
+	case MW_IORING_SEND:
+	case MW_IORING_SPLICE: /* req->file is the output */
+	case MW_IORING_TEE:
+	case MW_IORING_SEND_ZC:
+	case MW_IORING_SENDMSG_ZC:
+	case MW_IORING_WRITEV_FIXED:
+		return MW_CHAN_OUT;
+	}
+	return -1;
+}
+
+static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
+{
+	struct mw_chan *ch = NULL;
+	__u32 dir = MW_CHAN_OUT;
+	__u8 op;
+	int d, fd;
+	__u64 offset;
+
+	if (!req || res <= 0 || !mw_is_tracked())
+		return 0;
+	op = BPF_CORE_READ(req, opcode);
+	d = mw_uring_dir(op);
+	if (d < 0)
+		return 0;
+	dir = (__u32)d;
+	fd = BPF_CORE_READ(req, cqe.fd);
+	ch = mw_chan_match_file(BPF_CORE_READ(req, file), dir);
+	if (!ch && op == MW_IORING_SPLICE &&
+	    bpf_core_field_exists(struct io_splice, splice_fd_in)) {
+		/* its input: a pipe's bytes taken from stdin (the request's data at its start) */
+		struct io_splice *sp = (struct io_splice *)req;
+
+		if (!(BPF_CORE_READ(sp, flags) & MW_SPLICE_F_FD_IN_FIXED)) {
+			fd = BPF_CORE_READ(sp, splice_fd_in);
+			dir = MW_CHAN_IN;
+			ch = mw_chan_match(fd, dir);
+		}
+	}
+	if (!ch)
+		return 0;
+	offset = __sync_fetch_and_add(&ch->offset, res);
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, fd, res, offset, (__u64)res, dir);
 	return 0;
 }
 

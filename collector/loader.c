@@ -27,6 +27,7 @@
 
 #include "encode.h"
 #include "handlers.h"
+#include "hookshape.h"
 #include "loader.h"
 #include "log.h"
 #include "tracefs.h"
@@ -137,8 +138,15 @@ static void disable_missing_hooks(struct loader *l)
 		case HANDLER_NOT:
 			break;
 		}
-		if (hook_exists(sec, vmlinux))
+		if (hook_exists(sec, vmlinux)) {
+			if (strncmp(sec, "tp_btf/", 7) || hook_has_shape(sec + 7, vmlinux))
+				continue;
+			bpf_program__set_autoload(prog, false);
+			loader_note(
+				l, "program %s disabled: this kernel's hook %s has other arguments",
+				bpf_program__name(prog), sec);
 			continue;
+		}
 		bpf_program__set_autoload(prog, false);
 		loader_note(l, "program %s disabled: this kernel has no hook %s%s",
 			    bpf_program__name(prog), sec,

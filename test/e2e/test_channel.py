@@ -164,6 +164,51 @@ os.write(1, b">")
 libc.syscall(SYS_io_destroy, aio)
 """
 
+# io_uring by raw syscalls (no liburing here): reads 8 bytes of stdin with IORING_OP_READ, then
+# writes "<", 10 bytes with IORING_OP_WRITE and 10 with IORING_OP_WRITEV (two iovecs), then ">"
+URING_SERVER = VEC + r"""
+import mmap, os, struct
+class params(ctypes.Structure):
+    _fields_ = [("sq_entries", ctypes.c_uint32), ("cq_entries", ctypes.c_uint32),
+                ("flags", ctypes.c_uint32), ("sq_thread_cpu", ctypes.c_uint32),
+                ("sq_thread_idle", ctypes.c_uint32), ("features", ctypes.c_uint32),
+                ("wq_fd", ctypes.c_uint32), ("resv", ctypes.c_uint32 * 3),
+                ("sq_off", ctypes.c_uint32 * 10), ("cq_off", ctypes.c_uint32 * 10)]
+SETUP, ENTER = 425, 426  # the same on x86-64 and arm64
+p = params()
+ring = libc.syscall(SETUP, 4, ctypes.byref(p))
+assert ring >= 0, ctypes.get_errno()
+sq_len = p.sq_off[6] + p.sq_entries * 4      # array
+cq_len = p.cq_off[5] + p.cq_entries * 16     # cqes
+rings = mmap.mmap(ring, max(sq_len, cq_len), offset=0)  # IORING_FEAT_SINGLE_MMAP
+sqes = mmap.mmap(ring, p.sq_entries * 64, offset=0x10000000)
+def u32(off, v=None):
+    if v is None:
+        return struct.unpack_from("<I", rings, off)[0]
+    struct.pack_into("<I", rings, off, v)
+def run(op, fd, addr, n):
+    struct.pack_into("<BBHiQQIIQ24x", sqes, 0, op, 0, 0, fd, 2**64 - 1, addr, n, 0, 7)
+    tail = u32(p.sq_off[1])
+    u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
+    u32(p.sq_off[1], tail + 1)
+    assert libc.syscall(ENTER, ring, 1, 1, 1, None, 0) == 1  # IORING_ENTER_GETEVENTS
+    head = u32(p.cq_off[0])
+    data, res, _ = struct.unpack_from("<QiI", rings, p.cq_off[5] + (head & u32(p.cq_off[2])) * 16)
+    u32(p.cq_off[0], head + 1)
+    assert data == 7, data
+    return res
+got = ctypes.create_string_buffer(8)
+assert run(22, 0, ctypes.addressof(got), 8) == 8                     # IORING_OP_READ
+os.write(1, b"<")
+flat, _ = one(b"f", 10)
+assert run(23, 1, ctypes.addressof(flat), 10) == 10                  # IORING_OP_WRITE
+keep = [one(b"v", 5), one(b"w", 5)]
+parts = (iovec * 2)(keep[0][1], keep[1][1])
+assert run(2, 1, ctypes.addressof(parts), 2) == 10                   # IORING_OP_WRITEV
+os.write(1, b">")
+assert os.read(0, 100) == b"rest"
+"""
+
 
 def recv_all(sock):
     """Everything sock receives until its peer closes."""
@@ -356,6 +401,21 @@ class Channel(mwtest.E2ETestCase):
         frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
         _, gaps = self.tile(frames, "WRITE", want)
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(1, 10), (11, 10)])
+
+    def test_io_uring_is_a_gap(self):
+        """io_uring requests on the stdin and stdout pipes: a gap of each completion's length,
+        between the reads and writes around them."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, input=b"12345678rest", capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        want = b"<" + b"f" * 10 + b"v" * 5 + b"w" * 5 + b">"
+        self.assertEqual(r.stdout, want)
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "WRITE", want)
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(1, 10), (11, 10)])
+        _, gaps = self.tile(frames, "READ", b"12345678rest")
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 8)])
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],

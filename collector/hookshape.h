@@ -1,0 +1,14 @@
+/* hookshape.h - whether a tp_btf hook passes the arguments our program reads (see hookshape.c). */
+#ifndef MW_HOOKSHAPE_H
+#define MW_HOOKSHAPE_H
+
+#include <stdbool.h>
+
+#include <bpf/btf.h>
+
+/* Whether the kernel's tracepoint `hook` (a tp_btf section's name after "tp_btf/") has the
+ * arguments the program attached to it reads, by the kernel's BTF (vmlinux). True for a hook
+ * whose arguments never changed shape; false when the hook's type is missing. */
+bool hook_has_shape(const char *hook, const struct btf *vmlinux);
+
+#endif
