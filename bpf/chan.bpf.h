@@ -724,14 +724,18 @@ static __always_inline int mw_chan_aio(struct pt_regs *regs)
 }
 
 /* io_uring: a request reads or writes its file with no read or write program seeing it (the
- * ring's worker or the kernel's task work moves the bytes). Each completion of a request that
- * moved bytes on the stdin or stdout object becomes a gap of its result's length. The
- * completion runs in the submitting task or in one of its io_uring worker threads (the same
- * thread group: the membership test holds), and the request's file is resolved by then (a
- * registered file too). What it does not see: the extra completions of a multishot request
- * (posted without the request), a splice from the stdin object through a registered file, and
- * a completion posted in interrupt context (polled block I/O; a pipe's or a socket's request
- * completes in the task's own task work or in a worker). x86-64 and arm64 share these numbers (the io_uring ABI). */
+ * ring's worker or the kernel's task work moves the bytes). A request on the stdin or stdout
+ * object is found at its submission, in the submitting thread, whose fd table names its file
+ * (uring_reqs keeps it until its completion; a registered file is found at the completion, by
+ * then resolved), and each completion that moved bytes becomes a gap of its result's length.
+ * What a completion would not show is a loss at the submission: a request whose success posts
+ * no completion (CQE skip), a multishot or bundle request (its extra completions are posted
+ * without the request), and such a request on a registered file, whose object is not known
+ * before it runs. A completion that overflows the ring (posted later, with no tracepoint) in a
+ * tracked process, once the channel has had an io_uring request, is a loss too. The completion
+ * runs in the submitting task or in one of its io_uring threads (the same thread group: the
+ * membership test holds). A recv with MSG_PEEK takes nothing from the stream. The opcodes and
+ * flags are the io_uring ABI's; the first bits of a request's flags are its sqe's. */
 #define MW_IORING_READV		1
 #define MW_IORING_WRITEV	2
 #define MW_IORING_READ_FIXED	4
@@ -751,6 +755,11 @@ static __always_inline int mw_chan_aio(struct pt_regs *regs)
 #define MW_IORING_READV_FIXED	60
 #define MW_IORING_WRITEV_FIXED	61
 #define MW_SPLICE_F_FD_IN_FIXED (1u << 31)
+#define MW_REQ_F_FIXED_FILE	(1ull << 0) /* IOSQE_FIXED_FILE */
+#define MW_REQ_F_CQE_SKIP	(1ull << 6) /* IOSQE_CQE_SKIP_SUCCESS */
+#define MW_RECV_MULTISHOT	(1u << 1)   /* sqe->ioprio of a send or recv */
+#define MW_RECVSEND_BUNDLE	(1u << 4)
+#define MW_URING_NO_DIR		MW_CHAN_DIRS
 
 /* The direction a request of this opcode moves bytes through its own file (req->file):
  * MW_CHAN_IN, MW_CHAN_OUT, or -1 for an opcode that moves no stream bytes there. */
@@ -781,39 +790,158 @@ static __always_inline int mw_uring_dir(__u8 op)
 	return -1;
 }
 
-static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
+/* The send or recv state of a request (its data at the start of the request, as the splice's),
+ * or NULL for another opcode, or a kernel without it. */
+static __always_inline struct io_sr_msg *mw_uring_sr(struct io_kiocb *req, __u8 op)
 {
-	struct mw_chan *ch = NULL;
-	__u32 dir = MW_CHAN_OUT;
-	__u8 op;
-	int d, fd;
-	__u64 offset;
+	if (!bpf_core_field_exists(struct io_sr_msg, msg_flags))
+		return NULL;
+	switch (op) {
+	case MW_IORING_SENDMSG:
+	case MW_IORING_RECVMSG:
+	case MW_IORING_SEND:
+	case MW_IORING_RECV:
+	case MW_IORING_SEND_ZC:
+	case MW_IORING_SENDMSG_ZC:
+		return (struct io_sr_msg *)req;
+	}
+	return NULL;
+}
 
-	if (!req || res <= 0 || !mw_is_tracked())
-		return 0;
+/* Whether the request's completions may not show all it moved: no completion on success, or
+ * extra completions without the request. */
+static __always_inline bool mw_uring_unseen(struct io_kiocb *req, __u8 op, __u64 flags)
+{
+	struct io_sr_msg *sr = mw_uring_sr(req, op);
+
+	if ((flags & MW_REQ_F_CQE_SKIP) || op == MW_IORING_READ_MULTI)
+		return true;
+	return sr && (BPF_CORE_READ(sr, flags) & (MW_RECV_MULTISHOT | MW_RECVSEND_BUNDLE));
+}
+
+/* Whether a receive only peeks (MSG_PEEK): the bytes stay in the stream for the next read. */
+static __always_inline bool mw_uring_peek(struct io_kiocb *req, __u8 op)
+{
+	struct io_sr_msg *sr = mw_uring_sr(req, op);
+
+	return sr && mw_uring_dir(op) == MW_CHAN_IN && (BPF_CORE_READ(sr, msg_flags) & MW_MSG_PEEK);
+}
+
+static __always_inline void mw_chan_uring_mark(struct mw_chan *ch)
+{
+	if (ch && !(ch->enabled & MW_CHAN_URING))
+		__sync_fetch_and_or(&ch->enabled, MW_CHAN_URING);
+}
+
+/* At a tracked task's submission of req (io_uring_submit_req). */
+static __always_inline void mw_chan_uring_submit(struct io_kiocb *req)
+{
+	struct mw_uring_req u = {.fd = -1, .dir = MW_URING_NO_DIR, .in_fd = -1};
+	__u64 key = (__u64)req, flags;
+	struct mw_chan *ch = NULL, *in = NULL;
+	bool unknown = false;
+	__u32 hit;
+	__u8 op;
+	int d;
+
 	op = BPF_CORE_READ(req, opcode);
 	d = mw_uring_dir(op);
 	if (d < 0)
-		return 0;
-	dir = (__u32)d;
-	fd = BPF_CORE_READ(req, cqe.fd);
-	ch = mw_chan_match_file(BPF_CORE_READ(req, file), dir);
-	if (!ch && op == MW_IORING_SPLICE &&
-	    bpf_core_field_exists(struct io_splice, splice_fd_in)) {
-		/* its input: a pipe's bytes taken from stdin (the request's data at its start) */
+		return;
+	flags = BPF_CORE_READ(req, flags);
+	u.fd = BPF_CORE_READ(req, cqe.fd);
+	if (flags & MW_REQ_F_FIXED_FILE)
+		unknown = true;
+	else if (!mw_uring_peek(req, op))
+		ch = mw_chan_match(u.fd, (__u32)d);
+	if (op == MW_IORING_SPLICE && bpf_core_field_exists(struct io_splice, splice_fd_in)) {
 		struct io_splice *sp = (struct io_splice *)req;
 
-		if (!(BPF_CORE_READ(sp, flags) & MW_SPLICE_F_FD_IN_FIXED)) {
-			fd = BPF_CORE_READ(sp, splice_fd_in);
-			dir = MW_CHAN_IN;
-			ch = mw_chan_match(fd, dir);
+		if (BPF_CORE_READ(sp, flags) & MW_SPLICE_F_FD_IN_FIXED) {
+			unknown = true;
+		} else {
+			u.in_fd = BPF_CORE_READ(sp, splice_fd_in);
+			in = mw_chan_match(u.in_fd, MW_CHAN_IN);
 		}
 	}
+	hit = (ch ? 1 : 0) | (in ? 2 : 0);
+	barrier_var(hit); /* not (ch | in): the verifier refuses OR on pointers */
+	if (!hit) {
+		bpf_map_delete_elem(&uring_reqs, &key); /* a recycled request's stale entry */
+		if (unknown && mw_uring_unseen(req, op, flags))
+			mw_loss(MW_LOSS_CHAN_CUT); /* it may be a channel object, never shown */
+		return;
+	}
+	mw_chan_uring_mark(ch);
+	mw_chan_uring_mark(in);
+	if (mw_uring_unseen(req, op, flags))
+		mw_loss(MW_LOSS_CHAN_CUT);
+	if (ch)
+		u.dir = (__u32)d;
+	u.in = in != NULL;
+	if (bpf_map_update_elem(&uring_reqs, &key, &u, BPF_ANY))
+		mw_loss(MW_LOSS_CHAN_CUT); /* its completion will not be known for the channel's */
+}
+
+static __always_inline void mw_chan_uring_gap(__u32 dir, int fd, __s32 res)
+{
+	__u32 d = dir;
+	struct mw_chan *ch = bpf_map_lookup_elem(&chan, &d);
+	__u64 offset;
+
 	if (!ch)
-		return 0;
+		return;
 	offset = __sync_fetch_and_add(&ch->offset, res);
 	mw_loss(MW_LOSS_CHAN_CUT);
 	mw_chan_gap(MW_OP_STDIO_MOVED, fd, res, offset, (__u64)res, dir);
+}
+
+/* At the completion of req (io_uring_complete), with result res. */
+static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
+{
+	struct mw_uring_req u = {.fd = -1, .dir = MW_URING_NO_DIR, .in_fd = -1};
+	__u64 key = (__u64)req;
+	struct mw_uring_req *p;
+	__u8 op;
+	int d;
+
+	if (!req || !mw_is_tracked())
+		return 0;
+	p = bpf_map_lookup_elem(&uring_reqs, &key);
+	if (p) {
+		u = *p;
+		bpf_map_delete_elem(&uring_reqs, &key);
+	} else {
+		/* not found at submission: a registered file (resolved by now), or a request
+		 * submitted before recording began */
+		op = BPF_CORE_READ(req, opcode);
+		d = mw_uring_dir(op);
+		if (d < 0 || mw_uring_peek(req, op) ||
+		    !mw_chan_match_file(BPF_CORE_READ(req, file), (__u32)d))
+			return 0;
+		u.dir = (__u32)d;
+	}
+	if (res <= 0)
+		return 0;
+	if (u.dir < MW_CHAN_DIRS)
+		mw_chan_uring_gap(u.dir, u.fd, res);
+	if (u.in)
+		mw_chan_uring_gap(MW_CHAN_IN, u.in_fd, res);
+	return 0;
+}
+
+/* A completion of a tracked process that found the ring full (posted later, with no tracepoint):
+ * once the channel has had an io_uring request, it may be one of them. */
+static __always_inline int mw_chan_uring_overflow(void)
+{
+	__u32 in = MW_CHAN_IN, out = MW_CHAN_OUT;
+	struct mw_chan *a = bpf_map_lookup_elem(&chan, &in);
+	struct mw_chan *b = bpf_map_lookup_elem(&chan, &out);
+
+	if (!mw_is_tracked())
+		return 0;
+	if ((a && (a->enabled & MW_CHAN_URING)) || (b && (b->enabled & MW_CHAN_URING)))
+		mw_loss(MW_LOSS_CHAN_CUT);
 	return 0;
 }
 

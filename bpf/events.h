@@ -230,12 +230,22 @@ struct mw_chan {
 	__u64 offset; /* bytes of the stream seen so far: the next stream offset */
 	__u32 head;   /* capture at most this many bytes per call; 0 = all */
 	__u32 enabled; /* MW_CHAN_ON, MW_CHAN_SOCK for a socket (only then can recv and send
-			* calls move its bytes), and MW_CHAN_EOF once end-of-file was reported */
+			* calls move its bytes), MW_CHAN_EOF once end-of-file was reported,
+			* MW_CHAN_URING once an io_uring request was submitted on it */
+};
+
+/* An io_uring request on a channel object, as its submission found it (maps.h uring_reqs). */
+struct mw_uring_req {
+	__s32 fd;  /* the request's fd (or registered file's index: fixed) */
+	__u32 dir; /* enum mw_chan_dir of the object it moves bytes through */
+	__u32 in;  /* a splice whose input is the stdin object: that gap too */
+	__s32 in_fd;
 };
 
 #define MW_CHAN_ON   1u
 #define MW_CHAN_EOF  2u
 #define MW_CHAN_SOCK 4u
+#define MW_CHAN_URING 8u /* an io_uring request was submitted on it (set by the BPF side) */
 
 #define MW_CHAN_CHUNKS 128 /* chunks of MW_DATA_MAX captured per call: 2 MiB */
 

@@ -126,6 +126,16 @@ struct {
 	__type(value, __u8);
 } foreign_seen SEC(".maps") __weak;
 
+/* io_uring requests on the channel's objects between their submission and their completion
+ * (chan.bpf.h mw_chan_uring_submit): the request's address to the direction and fd the
+ * submission found. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct mw_uring_req);
+} uring_reqs SEC(".maps") __weak;
+
 /* The MCP channel's two objects (struct mw_chan, index enum mw_chan_dir). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

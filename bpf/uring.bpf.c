@@ -3,11 +3,12 @@
  * uring.bpf.c - the evasion signals. io_uring: work submitted through a ring does not pass
  * through the syscalls the other families watch, so its setup and use are recorded, and each
  * submission's opcode and fd from the io_uring_submit_req tracepoint (which runs in the
- * submitting task, so the membership test applies as everywhere else). userfaultfd: it lets a
+ * submitting task, so the membership test applies as everywhere else), where a request on the
+ * channel's objects is also found (chan.bpf.h). userfaultfd: it lets a
  * process stop the kernel on a page of its own memory, the usual way to win a race against a
  * check of an argument (see the tamper check of syscall.bpf.h).
  */
-#include "syscall.bpf.h"
+#include "chan.bpf.h"
 
 MW_SYS_EXIT(io_uring_setup)
 {
@@ -57,6 +58,7 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	e->arg[1] = BPF_CORE_READ(req, cqe.fd);
 	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
 	mw_rec_emit(&r);
+	mw_chan_uring_submit(req); /* a request on the channel's objects (chan.bpf.h) */
 	return 0;
 }
 

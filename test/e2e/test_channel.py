@@ -164,10 +164,10 @@ os.write(1, b">")
 libc.syscall(SYS_io_destroy, aio)
 """
 
-# io_uring by raw syscalls (no liburing here): reads 8 bytes of stdin with IORING_OP_READ, then
-# writes "<", 10 bytes with IORING_OP_WRITE and 10 with IORING_OP_WRITEV (two iovecs), then ">"
-URING_SERVER = VEC + r"""
-import mmap, os, struct
+# io_uring by raw syscalls (no liburing here): a ring of 4 and run(op, fd, addr, n, ...), which
+# submits one request and, unless it skips its completion, waits for it and returns its result
+URING_RING = VEC + r"""
+import mmap, os, struct, sys
 class params(ctypes.Structure):
     _fields_ = [("sq_entries", ctypes.c_uint32), ("cq_entries", ctypes.c_uint32),
                 ("flags", ctypes.c_uint32), ("sq_thread_cpu", ctypes.c_uint32),
@@ -175,6 +175,7 @@ class params(ctypes.Structure):
                 ("wq_fd", ctypes.c_uint32), ("resv", ctypes.c_uint32 * 3),
                 ("sq_off", ctypes.c_uint32 * 10), ("cq_off", ctypes.c_uint32 * 10)]
 SETUP, ENTER = 425, 426  # the same on x86-64 and arm64
+CQE_SKIP_SUCCESS = 1 << 6
 p = params()
 ring = libc.syscall(SETUP, 4, ctypes.byref(p))
 assert ring >= 0, ctypes.get_errno()
@@ -186,17 +187,27 @@ def u32(off, v=None):
     if v is None:
         return struct.unpack_from("<I", rings, off)[0]
     struct.pack_into("<I", rings, off, v)
-def run(op, fd, addr, n):
-    struct.pack_into("<BBHiQQIIQ24x", sqes, 0, op, 0, 0, fd, 2**64 - 1, addr, n, 0, 7)
+def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0):
+    struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, 0, fd, off, addr, n, 0, 7, 0, 0,
+                     fd_in)
     tail = u32(p.sq_off[1])
     u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
     u32(p.sq_off[1], tail + 1)
-    assert libc.syscall(ENTER, ring, 1, 1, 1, None, 0) == 1  # IORING_ENTER_GETEVENTS
+    wait = 0 if flags & CQE_SKIP_SUCCESS else 1
+    assert libc.syscall(ENTER, ring, 1, wait, wait, None, 0) == 1  # IORING_ENTER_GETEVENTS
+    if not wait:
+        return None
     head = u32(p.cq_off[0])
     data, res, _ = struct.unpack_from("<QiI", rings, p.cq_off[5] + (head & u32(p.cq_off[2])) * 16)
     u32(p.cq_off[0], head + 1)
     assert data == 7, data
     return res
+"""
+
+# reads 8 bytes of stdin with IORING_OP_READ, then writes "<", 10 bytes with IORING_OP_WRITE
+# and 10 with IORING_OP_WRITEV (two iovecs), then ">"; then splices 4 bytes of stdin to stdout
+# (IORING_OP_SPLICE, pipe to pipe), then "!"
+URING_SERVER = URING_RING + r"""
 got = ctypes.create_string_buffer(8)
 assert run(22, 0, ctypes.addressof(got), 8) == 8                     # IORING_OP_READ
 os.write(1, b"<")
@@ -206,7 +217,18 @@ keep = [one(b"v", 5), one(b"w", 5)]
 parts = (iovec * 2)(keep[0][1], keep[1][1])
 assert run(2, 1, ctypes.addressof(parts), 2) == 10                   # IORING_OP_WRITEV
 os.write(1, b">")
+assert run(30, 1, 2**64 - 1, 4, off=2**64 - 1, fd_in=0) == 4         # IORING_OP_SPLICE
+os.write(1, b"!")
 assert os.read(0, 100) == b"rest"
+"""
+
+# a write whose completion is skipped on success (IOSQE_CQE_SKIP_SUCCESS): no completion ever
+# says what it moved, so its submission is a loss
+URING_SKIP_SERVER = URING_RING + r"""
+os.write(1, b"<")
+flat, _ = one(b"s", 10)
+assert run(23, 1, ctypes.addressof(flat), 10, flags=CQE_SKIP_SUCCESS) is None
+os.write(1, b">")
 """
 
 
@@ -404,18 +426,36 @@ class Channel(mwtest.E2ETestCase):
 
     def test_io_uring_is_a_gap(self):
         """io_uring requests on the stdin and stdout pipes: a gap of each completion's length,
-        between the reads and writes around them."""
+        between the reads and writes around them; a splice from stdin to stdout, one in each
+        stream."""
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_SERVER],
                                  extra=["--linger", "0"])
-        r = subprocess.run(cmd, input=b"12345678rest", capture_output=True, timeout=120)
+        r = subprocess.run(cmd, input=b"12345678abcdrest", capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
-        want = b"<" + b"f" * 10 + b"v" * 5 + b"w" * 5 + b">"
+        want = b"<" + b"f" * 10 + b"v" * 5 + b"w" * 5 + b">abcd!"
         self.assertEqual(r.stdout, want)
         frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
         _, gaps = self.tile(frames, "WRITE", want)
-        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(1, 10), (11, 10)])
-        _, gaps = self.tile(frames, "READ", b"12345678rest")
-        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 8)])
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps],
+                         [(1, 10), (11, 10), (22, 4)])
+        _, gaps = self.tile(frames, "READ", b"12345678abcdrest")
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 8), (8, 4)])
+
+    def test_io_uring_unseen_is_a_loss(self):
+        """A write to stdout whose completion is skipped: no gap can be placed, so the
+        submission records a loss and the trace is incomplete, not silently short."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_SKIP_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        # the ring may run the write after the ">" (in its worker): the bytes, in any order
+        self.assertEqual(sorted(r.stdout), sorted(b"<" + b"s" * 10 + b">"))
+        recs = mwtest.dump_json(self.trace, self.keys)
+        self.assertEqual([f for f in recs if f.get("type") == "stdio" and "gap_len" in f], [])
+        self.assertEqual(sum(l["delta"] for l in recs if l.get("type") == "loss"
+                             and l["src"] == "CAPTURE_TRUNCATED"), 1)
+        v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
+        self.assertIn("W_LOSS", v.stdout)
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
