@@ -187,9 +187,9 @@ def u32(off, v=None):
     if v is None:
         return struct.unpack_from("<I", rings, off)[0]
     struct.pack_into("<I", rings, off, v)
-def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0):
-    struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, 0, fd, off, addr, n, 0, 7, 0, 0,
-                     fd_in)
+def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0):
+    struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, 0, fd, off, addr, n, rw_flags, 7,
+                     0, 0, fd_in)
     tail = u32(p.sq_off[1])
     u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
     u32(p.sq_off[1], tail + 1)
@@ -229,6 +229,16 @@ os.write(1, b"<")
 flat, _ = one(b"s", 10)
 assert run(23, 1, ctypes.addressof(flat), 10, flags=CQE_SKIP_SUCCESS) is None
 os.write(1, b">")
+"""
+
+# on a socket stdin: an IORING_OP_RECV with MSG_PEEK of 4 bytes (they stay in the socket), the
+# same without, then the rest by read
+URING_PEEK_SERVER = URING_RING + r"""
+buf = ctypes.create_string_buffer(4)
+assert run(27, 0, ctypes.addressof(buf), 4, off=0, rw_flags=2) == 4   # MSG_PEEK
+assert run(27, 0, ctypes.addressof(buf), 4, off=0) == 4
+assert buf.raw == b"abcd", buf.raw
+assert os.read(0, 100) == b"efgh"
 """
 
 
@@ -456,6 +466,22 @@ class Channel(mwtest.E2ETestCase):
                              and l["src"] == "CAPTURE_TRUNCATED"), 1)
         v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
         self.assertIn("W_LOSS", v.stdout)
+
+    def test_io_uring_peek_takes_nothing(self):
+        """An io_uring receive with MSG_PEEK on a socket stdin: no gap, the bytes are counted
+        once, by the receive that takes them."""
+        ins = socket.socketpair()
+        ins[0].sendall(b"abcdefgh")
+        ins[0].shutdown(socket.SHUT_WR)
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_PEEK_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=ins[1], capture_output=True, timeout=120)
+        for s in ins:
+            s.close()
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        _, gaps = self.tile(frames, "READ", b"abcdefgh")
+        self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 4)])
 
     def test_vmsplice_is_a_gap(self):
         cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", VMSPLICE_SERVER],
