@@ -291,6 +291,20 @@ class Channel(mwtest.E2ETestCase):
         self.assertEqual(at, len(stream), "%s stream ends early" % direction)
         return data, gaps
 
+    def record_socket_stdin(self, server, data):
+        """Records the python3 server with a socket stdin that holds data, then end-of-file;
+        returns the trace's channel frames."""
+        ins = socket.socketpair()
+        ins[0].sendall(data)
+        ins[0].shutdown(socket.SHUT_WR)
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", server],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, stdin=ins[1], capture_output=True, timeout=120)
+        for s in ins:
+            s.close()
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        return [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+
     def calls(self, frames):
         """Write frames grouped by call: a call's chunks are numbered from 0."""
         groups = []
@@ -407,17 +421,8 @@ class Channel(mwtest.E2ETestCase):
     def test_recvmmsg_is_a_gap(self):
         """Messages of a recvmmsg on a stdin that is a socket: a gap of their bytes (the
         kernel's msg_len of each), between the reads around it."""
-        ins = socket.socketpair()
         want = b"a" * 100 + b"m" * 100 + b"n" * 100 + b"b" * 100
-        ins[0].sendall(want)
-        ins[0].shutdown(socket.SHUT_WR)
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", RECVMMSG_SERVER],
-                                 extra=["--linger", "0"])
-        r = subprocess.run(cmd, stdin=ins[1], capture_output=True, timeout=120)
-        for s in ins:
-            s.close()
-        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
-        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        frames = self.record_socket_stdin(RECVMMSG_SERVER, want)
         _, gaps = self.tile(frames, "READ", want)
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 200)])
 
@@ -470,16 +475,7 @@ class Channel(mwtest.E2ETestCase):
     def test_io_uring_peek_takes_nothing(self):
         """An io_uring receive with MSG_PEEK on a socket stdin: no gap, the bytes are counted
         once, by the receive that takes them."""
-        ins = socket.socketpair()
-        ins[0].sendall(b"abcdefgh")
-        ins[0].shutdown(socket.SHUT_WR)
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_PEEK_SERVER],
-                                 extra=["--linger", "0"])
-        r = subprocess.run(cmd, stdin=ins[1], capture_output=True, timeout=120)
-        for s in ins:
-            s.close()
-        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
-        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        frames = self.record_socket_stdin(URING_PEEK_SERVER, b"abcdefgh")
         _, gaps = self.tile(frames, "READ", b"abcdefgh")
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 4)])
 
