@@ -846,8 +846,11 @@ static __always_inline void mw_chan_uring_submit(struct io_kiocb *req)
 
 	op = BPF_CORE_READ(req, opcode);
 	d = mw_uring_dir(op);
-	if (d < 0)
+	if (d < 0) {
+		/* a recycled request's stale entry must not count this one's completion */
+		bpf_map_delete_elem(&uring_reqs, &key);
 		return;
+	}
 	flags = BPF_CORE_READ(req, flags);
 	u.fd = BPF_CORE_READ(req, cqe.fd);
 	if (flags & MW_REQ_F_FIXED_FILE)
@@ -867,7 +870,7 @@ static __always_inline void mw_chan_uring_submit(struct io_kiocb *req)
 	hit = (ch ? 1 : 0) | (in ? 2 : 0);
 	barrier_var(hit); /* not (ch | in): the verifier refuses OR on pointers */
 	if (!hit) {
-		bpf_map_delete_elem(&uring_reqs, &key); /* a recycled request's stale entry */
+		bpf_map_delete_elem(&uring_reqs, &key); /* as above */
 		if (unknown && mw_uring_unseen(req, op, flags))
 			mw_loss(MW_LOSS_CHAN_CUT); /* it may be a channel object, never shown */
 		return;
