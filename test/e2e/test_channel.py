@@ -187,14 +187,17 @@ def u32(off, v=None):
     if v is None:
         return struct.unpack_from("<I", rings, off)[0]
     struct.pack_into("<I", rings, off, v)
-def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0):
+def submit(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, wait=0):
+    # submits one request; with wait, returns once wait completions are in the ring
     struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, 0, fd, off, addr, n, rw_flags, 7,
                      0, 0, fd_in)
     tail = u32(p.sq_off[1])
     u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
     u32(p.sq_off[1], tail + 1)
+    assert libc.syscall(ENTER, ring, 1, wait, 1 if wait else 0, None, 0) == 1  # GETEVENTS
+def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0):
     wait = 0 if flags & CQE_SKIP_SUCCESS else 1
-    assert libc.syscall(ENTER, ring, 1, wait, wait, None, 0) == 1  # IORING_ENTER_GETEVENTS
+    submit(op, fd, addr, n, flags, off, fd_in, rw_flags, wait)
     if not wait:
         return None
     head = u32(p.cq_off[0])
@@ -239,6 +242,32 @@ assert run(27, 0, ctypes.addressof(buf), 4, off=0, rw_flags=2) == 4   # MSG_PEEK
 assert run(27, 0, ctypes.addressof(buf), 4, off=0) == 4
 assert buf.raw == b"abcd", buf.raw
 assert os.read(0, 100) == b"efgh"
+"""
+
+# nine 1-byte writes to stdout, none reaped: the ring's 8 completion slots fill, the ninth's
+# completion overflows (IORING_SQ_CQ_OVERFLOW), and no completion ever says what it moved
+URING_OVERFLOW_SERVER = URING_RING + r"""
+import time
+x, _ = one(b"x", 1)
+for i in range(8):
+    submit(23, 1, ctypes.addressof(x), 1, wait=i + 1)
+submit(23, 1, ctypes.addressof(x), 1)
+deadline = time.monotonic() + 10
+while not u32(p.sq_off[4]) & 2:  # IORING_SQ_CQ_OVERFLOW
+    assert time.monotonic() < deadline, "no overflow"
+    time.sleep(0.01)
+"""
+
+# stdout registered as the ring's file 0 (IORING_REGISTER_FILES): a write through it, then one
+# whose completion is skipped: its object is not known before it runs, so a loss
+URING_FIXED_SERVER = URING_RING + r"""
+one_fd = (ctypes.c_int * 1)(1)
+assert libc.syscall(427, ring, 2, one_fd, 1) == 0  # io_uring_register(FILES)
+FIXED_FILE = 1 << 0
+flat, _ = one(b"f", 10)
+assert run(23, 0, ctypes.addressof(flat), 10, flags=FIXED_FILE) == 10
+skip, _ = one(b"s", 5)
+assert run(23, 0, ctypes.addressof(skip), 5, flags=FIXED_FILE | CQE_SKIP_SUCCESS) is None
 """
 
 
@@ -456,21 +485,41 @@ class Channel(mwtest.E2ETestCase):
         _, gaps = self.tile(frames, "READ", b"12345678abcdrest")
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(0, 8), (8, 4)])
 
-    def test_io_uring_unseen_is_a_loss(self):
-        """A write to stdout whose completion is skipped: no gap can be placed, so the
-        submission records a loss and the trace is incomplete, not silently short."""
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", URING_SKIP_SERVER],
+    def uring_losses(self, server, out):
+        """Records the python3 server (stdin empty); checks its stdout bytes, in any order
+        (the ring's worker may write them late); returns (its gaps' lengths, its losses)."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", server],
                                  extra=["--linger", "0"])
         r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
-        # the ring may run the write after the ">" (in its worker): the bytes, in any order
-        self.assertEqual(sorted(r.stdout), sorted(b"<" + b"s" * 10 + b">"))
+        self.assertEqual(sorted(r.stdout), sorted(out))
         recs = mwtest.dump_json(self.trace, self.keys)
-        self.assertEqual([f for f in recs if f.get("type") == "stdio" and "gap_len" in f], [])
-        self.assertEqual(sum(l["delta"] for l in recs if l.get("type") == "loss"
-                             and l["src"] == "CAPTURE_TRUNCATED"), 1)
+        gaps = [f["gap_len"] for f in recs if f.get("type") == "stdio" and "gap_len" in f]
+        losses = sum(l["delta"] for l in recs if l.get("type") == "loss"
+                     and l["src"] == "CAPTURE_TRUNCATED")
+        return gaps, losses
+
+    def test_io_uring_unseen_is_a_loss(self):
+        """A write to stdout whose completion is skipped: no gap can be placed, so the
+        submission records a loss and the trace is incomplete, not silently short."""
+        gaps, losses = self.uring_losses(URING_SKIP_SERVER, b"<" + b"s" * 10 + b">")
+        self.assertEqual((gaps, losses), ([], 1))
         v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
         self.assertIn("W_LOSS", v.stdout)
+
+    def test_io_uring_overflow_is_a_loss(self):
+        """Completions of channel writes that overflow the ring are posted later with no
+        trace of their request: each overflow is a loss (beside each gap's own)."""
+        gaps, losses = self.uring_losses(URING_OVERFLOW_SERVER, b"x" * 9)
+        self.assertEqual(gaps, [1] * 8)
+        self.assertEqual(losses, 8 + 1)
+
+    def test_io_uring_registered_file(self):
+        """A write through a registered stdout is a gap (its file known at completion); one
+        whose completion is skipped is a loss at submission."""
+        gaps, losses = self.uring_losses(URING_FIXED_SERVER, b"f" * 10 + b"s" * 5)
+        self.assertEqual(gaps, [10])
+        self.assertEqual(losses, 1 + 1)
 
     def test_io_uring_peek_takes_nothing(self):
         """An io_uring receive with MSG_PEEK on a socket stdin: no gap, the bytes are counted
