@@ -269,6 +269,17 @@ static __always_inline void mw_chan_gap(__u16 op, int fd, long ret, __u64 offset
 	mw_rec_emit(&r);
 }
 
+/* len bytes a call (result ret) moved through fd on the channel with no copy of them: their
+ * place in the stream (taken now), a CHAN_CUT loss and a GAP record. */
+static __always_inline void mw_chan_moved_gap(struct mw_chan *ch, int fd, long ret, __u64 len,
+					      __u32 dir)
+{
+	__u64 offset = __sync_fetch_and_add(&ch->offset, len);
+
+	mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, len, dir);
+}
+
 /* Captures a span within the call's chunk budget; returns the number of chunks used. Bytes over
  * the budget or the head limit become a gap. A global function, so the verifier checks it once,
  * alone: inlined into readv/writev's iovec loop, its own loop made the jump sequence between two
@@ -576,7 +587,6 @@ static __always_inline int mw_chan_moved(struct pt_regs *regs, long ret, int in_
 {
 	__u32 dir = MW_CHAN_OUT;
 	struct mw_chan *ch;
-	__u64 offset;
 	int fd;
 
 	if (ret <= 0 || !mw_is_tracked())
@@ -591,9 +601,7 @@ static __always_inline int mw_chan_moved(struct pt_regs *regs, long ret, int in_
 	}
 	if (!ch)
 		return 0;
-	offset = __sync_fetch_and_add(&ch->offset, ret);
-	mw_loss(MW_LOSS_CHAN_CUT);
-	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, ret, dir);
+	mw_chan_moved_gap(ch, fd, ret, ret, dir);
 	return 0;
 }
 
@@ -619,7 +627,6 @@ static __always_inline int mw_chan_mmsg(struct pt_regs *regs, long ret, __u32 di
 {
 	struct mw_mmsg_sum c = {.vec = (const struct mmsghdr *)mw_arg(regs, 1)};
 	struct mw_chan *ch;
-	__u64 offset;
 	int fd;
 
 	if (ret <= 0 || !mw_is_tracked())
@@ -631,9 +638,7 @@ static __always_inline int mw_chan_mmsg(struct pt_regs *regs, long ret, __u32 di
 	bpf_loop(ret > 1024 ? 1024 : (__u32)ret, mw_mmsg_len, &c, 0);
 	if (!c.bytes)
 		return 0;
-	offset = __sync_fetch_and_add(&ch->offset, c.bytes);
-	mw_loss(MW_LOSS_CHAN_CUT);
-	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, c.bytes, dir);
+	mw_chan_moved_gap(ch, fd, ret, c.bytes, dir);
 	return 0;
 }
 
@@ -678,7 +683,6 @@ static long mw_aio_one(__u32 i, void *data)
 	struct iocb cb;
 	struct mw_chan *ch;
 	__u32 dir;
-	__u64 offset;
 
 	if (bpf_probe_read_user(&p, sizeof(p), &c->vec[i]) ||
 	    bpf_probe_read_user(&cb, sizeof(cb), p)) {
@@ -703,9 +707,7 @@ static long mw_aio_one(__u32 i, void *data)
 	}
 	if (!v.bytes)
 		return 0;
-	offset = __sync_fetch_and_add(&ch->offset, v.bytes);
-	mw_loss(MW_LOSS_CHAN_CUT);
-	mw_chan_gap(MW_OP_STDIO_MOVED, (int)cb.aio_fildes, c->nr, offset, v.bytes, dir);
+	mw_chan_moved_gap(ch, (int)cb.aio_fildes, c->nr, v.bytes, dir);
 	return 0;
 }
 
@@ -890,13 +892,9 @@ static __always_inline void mw_chan_uring_gap(__u32 dir, int fd, __s32 res)
 {
 	__u32 d = dir;
 	struct mw_chan *ch = bpf_map_lookup_elem(&chan, &d);
-	__u64 offset;
 
-	if (!ch)
-		return;
-	offset = __sync_fetch_and_add(&ch->offset, res);
-	mw_loss(MW_LOSS_CHAN_CUT);
-	mw_chan_gap(MW_OP_STDIO_MOVED, fd, res, offset, (__u64)res, dir);
+	if (ch)
+		mw_chan_moved_gap(ch, fd, res, (__u64)res, dir);
 }
 
 /* At the completion of req (io_uring_complete), with result res. */
@@ -938,11 +936,12 @@ static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
 static __always_inline int mw_chan_uring_overflow(void)
 {
 	__u32 in = MW_CHAN_IN, out = MW_CHAN_OUT;
-	struct mw_chan *a = bpf_map_lookup_elem(&chan, &in);
-	struct mw_chan *b = bpf_map_lookup_elem(&chan, &out);
+	struct mw_chan *a, *b;
 
 	if (!mw_is_tracked())
 		return 0;
+	a = bpf_map_lookup_elem(&chan, &in);
+	b = bpf_map_lookup_elem(&chan, &out);
 	if ((a && (a->enabled & MW_CHAN_URING)) || (b && (b->enabled & MW_CHAN_URING)))
 		mw_loss(MW_LOSS_CHAN_CUT);
 	return 0;
