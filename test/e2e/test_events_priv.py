@@ -24,7 +24,7 @@ IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
 
 class PrivEvents(mwevents.EventsTestCase):
     STEPS = ("ptrace", "process_vm", "kill_out", "kill_in", "mount", "init_module",
-             "finit_module", "bpf", "memfd", "exec_memfd", "uring", "signal_targets",
+             "finit_module", "bpf", "memfd", "exec_memfd", "exec_memfd_link", "uring", "signal_targets",
              "ns_mount", "tiocsti", "keyring", "userfaultfd")
 
     def test_ptrace(self):
@@ -225,6 +225,19 @@ class PrivEvents(mwevents.EventsTestCase):
                           opened_path=None, flags=F_UNRES(S_OPENED),
                           argv=["true-from-memfd"])
         self.assertEqual((ev["dev"], ev["ino"]), (s["dev"], s["ino"]))
+
+    def test_exec_of_a_memfd_through_a_link(self):
+        s = self.rec.step("exec_memfd_link")
+        self.assertEqual(s["status"], 0)  # /bin/true ran, from the memfd
+        ev = self.rec.one(s["child"], "exec")
+        # the name given is an ordinary path; the file executed has none in the namespace
+        self.assertRecord(ev, "exec", 0, path=s["link"], opened_path=None,
+                          flags=F_UNRES(S_OPENED), argv=["true-from-link"])
+        self.assertEqual((ev["dev"], ev["ino"]), (s["dev"], s["ino"]))
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        memfd = [f for f in found if f["rule"] == "exec.memfd"]
+        self.assertEqual(sorted(f["process"]["pid"] for f in memfd),
+                         sorted([self.rec.step("exec_memfd")["child"], s["child"]]), memfd)
 
     def test_io_uring(self):
         s = self.rec.step("uring")

@@ -2,9 +2,9 @@
  * trigger_priv.c - injection and privilege steps: ptrace and process_vm_* on a child of ours,
  * signals aimed outside and inside our own process, mount/umount2 (as root only inside a
  * private mount namespace of the step's own), module loads, bpf(), memfd_create and exec of a
- * memfd; and io_uring through raw syscalls (no liburing): setup, two submissions, enter,
- * register; TIOCSTI on a pseudo-terminal of the step's own; the key retention service;
- * userfaultfd.
+ * memfd (by descriptor and through a symbolic link); and io_uring through raw syscalls (no
+ * liburing): setup, two submissions, enter, register; TIOCSTI on a pseudo-terminal of the
+ * step's own; the key retention service; userfaultfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -170,31 +170,69 @@ static void step_memfd(struct out *o)
 	out_ret(o, "ret", syscall(SYS_memfd_create, "mwtrig-memfd", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 }
 
-/* /bin/true copied into a memfd and executed from there: no path on any filesystem. */
-static void step_exec_memfd(struct out *o)
+/* A memfd holding a copy of /bin/true, its fd, dev and inode written to o. */
+static int memfd_of_true(struct out *o, const char *name, unsigned int flags)
 {
-	char *const argv[] = { "true-from-memfd", NULL };
 	char buf[65536];
 	int in = open("/bin/true", O_RDONLY | O_CLOEXEC);
-	long fd = syscall(SYS_memfd_create, "mwtrig-exec", MFD_CLOEXEC);
+	long fd = syscall(SYS_memfd_create, name, flags);
 	struct stat st;
 	ssize_t n;
-	pid_t child;
 
 	must(in >= 0 && fd >= 0, "memfd");
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		must(write((int)fd, buf, (size_t)n) == n, "write memfd");
 	must(fstat((int)fd, &st) == 0, "fstat memfd");
+	close(in);
 	out_int(o, "fd", fd);
 	out_int(o, "dev", (long long)st.st_dev);
 	out_int(o, "ino", (long long)st.st_ino);
-	child = fork();
+	return (int)fd;
+}
+
+/* /bin/true copied into a memfd and executed from there: no path on any filesystem. */
+static void step_exec_memfd(struct out *o)
+{
+	char *const argv[] = { "true-from-memfd", NULL };
+	int fd = memfd_of_true(o, "mwtrig-exec", MFD_CLOEXEC);
+	pid_t child = fork();
+
 	if (child == 0) {
-		syscall(SYS_execveat, (int)fd, "", argv, no_env, AT_EMPTY_PATH);
+		syscall(SYS_execveat, fd, "", argv, no_env, AT_EMPTY_PATH);
 		_exit(127);
 	}
 	out_int(o, "child", child);
 	reap(child);
+	close(fd);
+}
+
+/* The same memfd executed by an ordinary-looking name: a symbolic link in the working directory
+ * to /proc/self/fd/N, so the name the kernel is given is neither /dev/fd/N nor /proc/... */
+static void step_exec_memfd_link(struct out *o)
+{
+	char *const argv[] = { "true-from-link", NULL };
+	int fd = memfd_of_true(o, "mwtrig-link", 0);
+	char target[64], link[4096];
+	int status = -1;
+	pid_t child;
+
+	must(getcwd(link, sizeof(link) - 32) != NULL, "getcwd");
+	strcat(link, "/memfd-link");
+	snprintf(target, sizeof(target), "/proc/self/fd/%d", fd);
+	unlink(link);
+	must(symlink(target, link) == 0, "symlink");
+	out_str(o, "link", link);
+	child = fork();
+	if (child == 0) {
+		execve(link, argv, no_env);
+		_exit(127);
+	}
+	out_int(o, "child", child);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	out_int(o, "status", status);
+	unlink(link);
+	close(fd);
 }
 
 /* ---- io_uring by raw syscalls ---------------------------------------------------------------- */
@@ -318,6 +356,7 @@ const struct step priv_steps[] = {
 	{ "bpf", step_bpf },
 	{ "memfd", step_memfd },
 	{ "exec_memfd", step_exec_memfd },
+	{ "exec_memfd_link", step_exec_memfd_link },
 	{ "uring", step_uring },
 	{ "int80", step_int80 },
 	{ "x32", step_x32 },
