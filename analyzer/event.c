@@ -13,10 +13,11 @@ enum op_kind {
 	K_FORK,
 	K_EXEC,
 	K_EXIT,
-	K_OPEN, /* an open: flags and mode, write intent */
-	K_SOCK, /* a socket call carrying an address in data */
-	K_TARGET, /* aimed at another process (signals, pidfds): a {detail} saying whom */
+	K_OPEN,	   /* an open: flags and mode, write intent */
+	K_SOCK,	   /* a socket call carrying an address in data */
+	K_TARGET,  /* aimed at another process (signals, pidfds): a {detail} saying whom */
 	K_FOREIGN, /* a syscall of another ABI, not recorded: a {detail} saying which */
+	K_URING,   /* an io_uring submission: opcode, fd; the paths or the address it names */
 };
 
 struct op_info {
@@ -129,7 +130,7 @@ static const struct op_info op_table[] = {
 	OP(IO_URING_SETUP, "io_uring_setup"),
 	OP(IO_URING_ENTER, "io_uring_enter"),
 	OP(IO_URING_REGISTER, "io_uring_register"),
-	OP(IO_URING_SUBMIT, "io_uring_submit"),
+	{MCPT__OP__OP_IO_URING_SUBMIT, "io_uring_submit", K_URING, 0, -1},
 	OP(USERFAULTFD, "userfaultfd"),
 	{MCPT__OP__OP_FOREIGN_ABI, "foreign_abi", K_FOREIGN, 0, -1},
 	{EV_OP_MESSAGE, "message", K_PLAIN, 0, -1},
@@ -542,6 +543,13 @@ static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 		break;
 	case K_SOCK:
 		decode_sock(v, oi);
+		break;
+	case K_URING: /* a connect's or a send's address, when the request named one */
+		v->fd = arg_at(e, 1);
+		if (e->data.data && e->data.len) {
+			v->has_addr = true;
+			sockaddr_decode(&v->unchecked.addr, e->data.data, e->data.len, -1);
+		}
 		break;
 	default:
 		decode_mode(v);

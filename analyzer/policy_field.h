@@ -80,8 +80,10 @@ enum field_id {
 #define FAMS_ALL     0xffffu
 #define FAM_BIT(f)   (1u << (f))
 #define FAMS_EVENTS  (FAMS_ALL & ~FAM_BIT(FAM_CHANNEL) & ~FAM_BIT(FAM_HEALTH))
-#define FAMS_PATHS   (FAM_BIT(FAM_FILE) | FAM_BIT(FAM_PROCESS) | FAM_BIT(FAM_PRIVILEGE))
-#define FAMS_NET     FAM_BIT(FAM_NETWORK)
+/* evasion: an io_uring submission names the paths and address of the call it makes */
+#define FAMS_PATHS                                                                                 \
+	(FAM_BIT(FAM_FILE) | FAM_BIT(FAM_PROCESS) | FAM_BIT(FAM_PRIVILEGE) | FAM_BIT(FAM_EVASION))
+#define FAMS_NET     (FAM_BIT(FAM_NETWORK) | FAM_BIT(FAM_EVASION))
 #define FAMS_CHANNEL FAM_BIT(FAM_CHANNEL)
 
 struct field_desc {

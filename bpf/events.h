@@ -194,7 +194,10 @@ enum mw_op {
 	MW_OP_IO_URING_ENTER = 171,	/* fd, to_submit, min_complete, flags */
 	MW_OP_IO_URING_REGISTER = 172,	/* fd, opcode, nr_args */
 	MW_OP_IO_URING_SUBMIT = 173,	/* opcode, fd, user_data (io_uring_submit_req); the fd is
-					 * what the submission named, 0 for opcodes that take none */
+					 * what the submission named, 0 for opcodes that take none,
+					 * the directory's for a path request (arg[3]: an open's
+					 * flags); PATH/ABS, PATH2/ABS2: the paths it names (as the
+					 * syscall's record); DATA: a connect's or send's address */
 	MW_OP_USERFAULTFD = 174,	/* flags */
 	MW_OP_FOREIGN_ABI = 175,	/* syscall number in that ABI, ABI (enum mw_abi): a
 					 * syscall of another ABI than the native one, which no

@@ -367,18 +367,25 @@ static __always_inline void mw_slot_abs(struct mw_rec *r, int slot, int dirfd, _
 		      false);
 }
 
-/* Appends a user path argument to slot_path and, when it is relative, its absolute form
- * (against dirfd) to slot_abs. slot_abs must follow slot_path. */
-static __always_inline void mw_path_arg(struct mw_rec *r, int slot_path, int slot_abs, int dirfd,
-					const char *upath)
+/* Appends a path argument (in user memory, or the kernel's copy of one) to slot_path and, when
+ * it is relative, its absolute form (against dirfd) to slot_abs. slot_abs must follow
+ * slot_path. */
+static __always_inline void mw_path_arg_from(struct mw_rec *r, int slot_path, int slot_abs,
+					     int dirfd, const char *path, bool user)
 {
 	__u32 off = r->off;
 	__u32 len;
 
-	mw_slot_str(r, slot_path, upath, MW_PATH_MAX, true);
+	mw_slot_str(r, slot_path, path, MW_PATH_MAX, user);
 	len = r->e->slen[slot_path];
 	if (len && r->s->event[off & (MW_EVENT_MAX - 1)] != '/')
 		mw_slot_abs(r, slot_abs, dirfd, off, len);
+}
+
+static __always_inline void mw_path_arg(struct mw_rec *r, int slot_path, int slot_abs, int dirfd,
+					const char *upath)
+{
+	mw_path_arg_from(r, slot_path, slot_abs, dirfd, upath, true);
 }
 
 /* Appends the path of the file behind fd to slot, from the root of the task's mount namespace

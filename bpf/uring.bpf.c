@@ -3,8 +3,10 @@
  * uring.bpf.c - the evasion signals. io_uring: work submitted through a ring does not pass
  * through the syscalls the other families watch, so its setup and use are recorded, and each
  * submission's opcode and fd from the io_uring_submit_req tracepoint (which runs in the
- * submitting task, so the membership test applies as everywhere else), where a request on the
- * channel's objects is also found (chan.bpf.h). userfaultfd: it lets a
+ * submitting task, so the membership test applies as everywhere else), with the paths and the
+ * address the request names (an open, stat, unlink, mkdir, rename, link or symlink; a connect or
+ * a send to an address: what the syscalls of the same names would have recorded), and where a
+ * request on the channel's objects is also found (chan.bpf.h). userfaultfd: it lets a
  * process stop the kernel on a page of its own memory, the usual way to win a race against a
  * check of an argument (see the tamper check of syscall.bpf.h).
  */
@@ -43,20 +45,181 @@ MW_SYS_EXIT(io_uring_register)
 	return mw_sys_plain(&s);
 }
 
+#define MW_IORING_CONNECT   16
+#define MW_IORING_OPENAT    18
+#define MW_IORING_STATX	    21
+#define MW_IORING_OPENAT2   28
+#define MW_IORING_RENAMEAT  35
+#define MW_IORING_UNLINKAT  36
+#define MW_IORING_MKDIRAT   37
+#define MW_IORING_SYMLINKAT 38
+#define MW_IORING_LINKAT    39
+#define MW_SOCKADDR_MAX	    128 /* struct __kernel_sockaddr_storage */
+
+/* The path a request of a one-path opcode names (the kernel's copy, made when the request was
+ * prepared, before this tracepoint) and its directory fd; NULL for other opcodes, or a kernel
+ * without these structures. The request's command data starts the request (io_kiocb_to_cmd). */
+static __always_inline const char *mw_uring_path(struct io_kiocb *req, __u8 op, int *dfd,
+						 __u64 *open_flags)
+{
+	switch (op) {
+	case MW_IORING_OPENAT:
+	case MW_IORING_OPENAT2:
+		if (!bpf_core_type_exists(struct io_open))
+			return NULL;
+		*dfd = BPF_CORE_READ((struct io_open *)req, dfd);
+		*open_flags = BPF_CORE_READ((struct io_open *)req, how.flags);
+		return BPF_CORE_READ((struct io_open *)req, filename, name);
+	case MW_IORING_STATX:
+		if (!bpf_core_type_exists(struct io_statx))
+			return NULL;
+		*dfd = BPF_CORE_READ((struct io_statx *)req, dfd);
+		return BPF_CORE_READ((struct io_statx *)req, filename, name);
+	case MW_IORING_UNLINKAT:
+		if (!bpf_core_type_exists(struct io_unlink))
+			return NULL;
+		*dfd = BPF_CORE_READ((struct io_unlink *)req, dfd);
+		return BPF_CORE_READ((struct io_unlink *)req, filename, name);
+	case MW_IORING_MKDIRAT:
+		if (!bpf_core_type_exists(struct io_mkdir))
+			return NULL;
+		*dfd = BPF_CORE_READ((struct io_mkdir *)req, dfd);
+		return BPF_CORE_READ((struct io_mkdir *)req, filename, name);
+	}
+	return NULL;
+}
+
+/* The paths a request names, as the syscall of the same name records them: path (and its
+ * absolute form) and, for a rename or link, the new name as path2; a symlink's new link is its
+ * path and what it points to its path2, never resolved. The renames' and links' state has the
+ * same shape (io_rename, io_link). */
+static __always_inline void mw_uring_paths(struct mw_rec *r, struct io_kiocb *req, __u8 op)
+{
+	const char *path, *path2;
+	__u64 open_flags = 0;
+	int dfd = -100;
+
+	path = mw_uring_path(req, op, &dfd, &open_flags);
+	if (path) {
+		r->e->arg[1] = (__u64)(__s64)dfd; /* the fd the request names is its directory's */
+		r->e->arg[3] = open_flags;
+		mw_path_arg_from(r, MW_S_PATH, MW_S_ABS, dfd, path, false);
+		return;
+	}
+	if (op != MW_IORING_RENAMEAT && op != MW_IORING_LINKAT && op != MW_IORING_SYMLINKAT)
+		return;
+	if (!bpf_core_type_exists(struct io_link))
+		return;
+	path = BPF_CORE_READ((struct io_link *)req, oldpath, name);
+	path2 = BPF_CORE_READ((struct io_link *)req, newpath, name);
+	dfd = BPF_CORE_READ((struct io_link *)req, old_dfd);
+	if (op == MW_IORING_SYMLINKAT) {
+		dfd = BPF_CORE_READ((struct io_link *)req, new_dfd);
+		r->e->arg[1] = (__u64)(__s64)dfd;
+		mw_path_arg_from(r, MW_S_PATH, MW_S_ABS, dfd, path2, false);
+		mw_slot_str(r, MW_S_PATH2, path, MW_PATH_MAX, false);
+		return;
+	}
+	r->e->arg[1] = (__u64)(__s64)dfd;
+	mw_path_arg_from(r, MW_S_PATH, MW_S_ABS, dfd, path, false);
+	mw_path_arg_from(r, MW_S_PATH2, MW_S_ABS2, BPF_CORE_READ((struct io_link *)req, new_dfd),
+			 path2, false);
+}
+
+/* Whether the n bytes at a (this CPU's scratch) equal those at kernel address k. */
+static __always_inline bool mw_uring_same(const __u8 *a, const void *k, __u32 n)
+{
+	__u8 buf[MW_SOCKADDR_MAX] = {};
+
+	if (n == 0 || n > MW_SOCKADDR_MAX)
+		return false;
+	barrier_var(n);
+	if (bpf_probe_read_kernel(buf, n, k))
+		return false;
+	for (__u32 i = 0; i < MW_SOCKADDR_MAX && i < n; i++)
+		if (buf[i] != a[i])
+			return false;
+	return true;
+}
+
+/* A connect's address. The kernel copied it when it prepared the request, but where it keeps
+ * that copy moved between kernels (an async message header's addr, or a bare sockaddr_storage
+ * as the request's async data: 2026 stable kernels) and nothing in BTF tells them apart, so the
+ * address the process gave is read from its memory and confirmed against the copy at either
+ * place; a read that matches neither (the process rewrote it since, or a layout unknown here)
+ * is flagged unchecked. */
+static __always_inline void mw_uring_connect_addr(struct mw_rec *r, struct io_kiocb *req)
+{
+	struct io_connect *c = (struct io_connect *)req;
+	__u32 off = r->off, n;
+	const __u8 *got;
+	void *ad;
+	int len;
+
+	if (!bpf_core_type_exists(struct io_connect))
+		return;
+	len = BPF_CORE_READ(c, addr_len);
+	if (len <= 0)
+		return;
+	mw_slot_bytes(r, MW_S_DATA, BPF_CORE_READ(c, addr), (__u32)len, MW_SOCKADDR_MAX, true);
+	n = r->e->slen[MW_S_DATA];
+	ad = BPF_CORE_READ(req, async_data);
+	if (!n || n > MW_SOCKADDR_MAX || off >= MW_EVENT_MAX - MW_SOCKADDR_MAX)
+		return;
+	got = &r->s->event[off & (MW_EVENT_MAX - 1)];
+	if (ad &&
+	    (mw_uring_same(got, ad, n) ||
+	     (bpf_core_field_exists(struct io_async_msghdr, addr) &&
+	      mw_uring_same(got, ad + bpf_core_field_offset(struct io_async_msghdr, addr), n))))
+		return;
+	r->e->flags |= MW_F_UNCHECKED;
+}
+
+/* The address a send names: the kernel's copy, where the request's message header points
+ * (prepared with the request since 6.10; before, a send's address is copied when it is issued
+ * and none is recorded here). */
+static __always_inline void mw_uring_send_addr(struct mw_rec *r, struct io_kiocb *req, __u8 op)
+{
+	struct io_async_msghdr *m;
+	void *name;
+	int len;
+
+	if (op != MW_IORING_SENDMSG && op != MW_IORING_SEND && op != MW_IORING_SEND_ZC &&
+	    op != MW_IORING_SENDMSG_ZC)
+		return;
+	if (!bpf_core_type_exists(struct io_async_msghdr) ||
+	    !bpf_core_field_exists(struct io_async_msghdr, msg))
+		return;
+	m = BPF_CORE_READ(req, async_data);
+	if (!m)
+		return;
+	name = BPF_CORE_READ(m, msg.msg_name);
+	len = BPF_CORE_READ(m, msg.msg_namelen);
+	if (name && len > 0)
+		mw_slot_bytes(r, MW_S_DATA, name, (__u32)len, MW_SOCKADDR_MAX, false);
+}
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 {
 	struct mw_rec r;
 	struct mw_event *e;
+	__u8 op;
 
 	if (!mw_is_tracked())
 		return 0;
 	e = mw_rec_begin(&r, MW_OP_IO_URING_SUBMIT, 0);
 	if (!e)
 		return 0;
-	e->arg[0] = BPF_CORE_READ(req, opcode);
+	op = BPF_CORE_READ(req, opcode);
+	e->arg[0] = op;
 	e->arg[1] = BPF_CORE_READ(req, cqe.fd);
 	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
+	mw_uring_paths(&r, req, op);
+	if (op == MW_IORING_CONNECT)
+		mw_uring_connect_addr(&r, req);
+	else
+		mw_uring_send_addr(&r, req, op);
 	mw_rec_emit(&r);
 	mw_chan_uring_submit(req); /* a request on the channel's objects (chan.bpf.h) */
 	return 0;

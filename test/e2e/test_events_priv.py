@@ -10,6 +10,7 @@ register and each submission's opcode and fd.
 Two recordings: the server as nobody (most calls fail for want of privilege, and that is
 recorded), and as root for what needs it, harmlessly: the mount inside a private mount
 namespace of the step's own, chroot/setns/setgroups/unshare in a short-lived child."""
+import errno
 import os
 import sys
 
@@ -24,7 +25,7 @@ IORING_OP_NOP, IORING_OP_READ, IORING_REGISTER_FILES = 0, 22, 2
 
 class PrivEvents(mwevents.EventsTestCase):
     STEPS = ("ptrace", "process_vm", "kill_out", "kill_in", "mount", "init_module",
-             "finit_module", "bpf", "memfd", "exec_memfd", "exec_memfd_link", "uring", "signal_targets",
+             "finit_module", "bpf", "memfd", "exec_memfd", "exec_memfd_link", "uring", "uring_names", "signal_targets",
              "ns_mount", "tiocsti", "keyring", "userfaultfd")
 
     def test_ptrace(self):
@@ -129,6 +130,42 @@ class PrivEvents(mwevents.EventsTestCase):
             for e in self.rec.of(c, op):
                 self.assertEqual(e["flags"] & F_TAMPERED, 0, e)
         self.assertFalse(os.path.ismount(mnt))  # it was only ever in the child's namespace
+
+    def test_io_uring_requests_name_their_paths_and_addresses(self):
+        s = self.rec.step("uring_names")
+        self.assertEqual([s[k] for k in ("statx", "mkdirat", "renameat", "symlinkat", "linkat",
+                                         "unlinkat", "connect")], [0] * 7)
+        self.assertGreaterEqual(s["openat"], 0)
+        self.assertGreaterEqual(s["openat2"], 0)
+        self.assertEqual((s["sendmsg"], s["connect_metadata"], s["connect_far"]),
+                         (2, -errno.ENOTSOCK, -errno.ENOTSOCK))
+        subs = self.rec.of(s["pid"], "io_uring_submit")
+        got = [(e["args"][:2], e.get("path"), e.get("abs_path"), e.get("path2"),
+                e.get("abs_path2"), e.get("addr"), e["flags"]) for e in subs]
+        p, at = self.rec.path, -100  # AT_FDCWD
+        self.assertEqual(got, [
+            ([18, at], "uring.f", p("uring.f"), None, None, None, 0),  # OPENAT
+            ([28, at], ".ssh/id_uring", p(".ssh", "id_uring"), None, None, None, 0),  # OPENAT2
+            ([21, at], "uring.f", p("uring.f"), None, None, None, 0),  # STATX
+            ([37, at], "uring.d", p("uring.d"), None, None, None, 0),  # MKDIRAT
+            ([35, at], "uring.d", p("uring.d"), "uring.d2", p("uring.d2"), None, 0),  # RENAMEAT
+            ([38, at], "uring.l", p("uring.l"), "/etc/passwd", None, None, 0),  # SYMLINKAT
+            ([39, at], "uring.f", p("uring.f"), "uring.h", p("uring.h"), None, 0),  # LINKAT
+            ([36, at], "uring.l", p("uring.l"), None, None, None, 0),  # UNLINKAT
+            ([16, s["tcp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["tcp_port"], 0),
+            ([9, s["udp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["udp_port"], 0),
+            ([16, s["null_fd"]], None, None, None, None, "169.254.169.254:80", 0),
+            ([16, s["null_fd"]], None, None, None, None, "192.0.2.1:80", 0),
+        ])
+        # the open's flags, as the kernel holds them (O_LARGEFILE added)
+        self.assertEqual(subs[0]["args"][3] & ~0o100000, os.O_RDONLY | os.O_CLOEXEC)
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        mine = sorted((f["rule"], f["evidence"]["path"] or f["evidence"]["addr"]) for f in found
+                      if f["process"]["pid"] == s["pid"] and f["evidence"]["op"] ==
+                      "io_uring_submit")
+        self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
+                                ("evasion.io-uring-sensitive", p(".ssh", "id_uring")),
+                                ("net.cloud-metadata", "169.254.169.254:80")])
 
     def test_tiocsti(self):
         # only the request that types into a terminal is recorded: with the terminal and the

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -24,6 +27,7 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
+#include <linux/openat2.h>
 #include <linux/sched.h>
 
 #include "trigger.h"
@@ -277,6 +281,205 @@ static void step_uring(struct out *o)
 	out_ret(o, "register", syscall(SYS_io_uring_register, (int)fd, IORING_REGISTER_FILES, &null, 1));
 }
 
+/* A ring of one submission at a time, mapped by the single-mmap layout (5.4+). */
+struct ring {
+	int fd;
+	struct io_uring_sqe *sqes;
+	unsigned char *sq, *cq;
+	struct io_uring_params p;
+};
+
+static void ring_open(struct ring *r)
+{
+	size_t sq_len, cq_len;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = (int)syscall(SYS_io_uring_setup, 4, &r->p);
+	must(r->fd >= 0 && (r->p.features & IORING_FEAT_SINGLE_MMAP), "io_uring_setup");
+	sq_len = r->p.sq_off.array + r->p.sq_entries * sizeof(unsigned);
+	cq_len = r->p.cq_off.cqes + r->p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sq = mmap(NULL, sq_len > cq_len ? sq_len : cq_len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	r->sqes = mmap(NULL, r->p.sq_entries * sizeof(*r->sqes), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	must(r->sq != MAP_FAILED && r->sqes != MAP_FAILED, "mmap ring");
+	r->cq = r->sq;
+}
+
+/* Submits sqe, waits for its completion and returns its result. */
+static int ring_run(struct ring *r, const struct io_uring_sqe *sqe)
+{
+	unsigned *tail = (unsigned *)(r->sq + r->p.sq_off.tail);
+	unsigned *array = (unsigned *)(r->sq + r->p.sq_off.array);
+	unsigned mask = *(unsigned *)(r->sq + r->p.sq_off.ring_mask);
+	unsigned *chead = (unsigned *)(r->cq + r->p.cq_off.head);
+	unsigned cmask = *(unsigned *)(r->cq + r->p.cq_off.ring_mask);
+	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(r->cq + r->p.cq_off.cqes);
+	unsigned t = *tail;
+	int res;
+
+	r->sqes[t & mask] = *sqe;
+	array[t & mask] = t & mask;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	must(syscall(SYS_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) == 1,
+	     "io_uring_enter");
+	res = cqes[*chead & cmask].res;
+	__atomic_store_n(chead, *chead + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+static struct io_uring_sqe path_sqe(__u8 op, int dfd, const char *path, int flags)
+{
+	struct io_uring_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = op;
+	sqe.fd = dfd;
+	sqe.addr = (uintptr_t)path;
+	sqe.open_flags = (__u32)flags; /* the same word as unlink_flags, rename_flags... */
+	return sqe;
+}
+
+static struct io_uring_sqe two_path_sqe(__u8 op, const char *from, const char *to)
+{
+	struct io_uring_sqe sqe = path_sqe(op, AT_FDCWD, from, 0);
+
+	sqe.len = (__u32)AT_FDCWD; /* the new name's directory */
+	sqe.addr2 = (uintptr_t)to;
+	return sqe;
+}
+
+/* A socket of type bound to 127.0.0.1 (a port of the kernel's choosing, written to o as key), a
+ * listener for a stream; a holds its address. */
+static int loopback_socket(struct out *o, int type, struct sockaddr_in *a, const char *key)
+{
+	socklen_t alen = sizeof(*a);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	*a = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	must(fd >= 0 && bind(fd, (struct sockaddr *)a, sizeof(*a)) == 0 &&
+		     (type != SOCK_STREAM || listen(fd, 1) == 0) &&
+		     getsockname(fd, (struct sockaddr *)a, &alen) == 0,
+	     key);
+	out_int(o, key, ntohs(a->sin_port));
+	return fd;
+}
+
+/* A new socket of type, its fd written to o as key. */
+static int new_socket(struct out *o, int type, const char *key)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	must(fd >= 0, "socket");
+	out_int(o, key, fd);
+	return fd;
+}
+
+static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
+{
+	struct io_uring_sqe sqe;
+
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_CONNECT;
+	sqe.fd = fd;
+	sqe.addr = (uintptr_t)to;
+	sqe.addr2 = sizeof(*to); /* the address's length */
+	return sqe;
+}
+
+/* openat (a relative name, and a key under .ssh), openat2, statx, mkdirat, renameat, symlinkat,
+ * linkat, unlinkat. */
+static void uring_paths(struct out *o, struct ring *r)
+{
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC};
+	struct io_uring_sqe sqe;
+	struct statx stx;
+
+	touch("uring.f");
+	must(mkdir(".ssh", 0700) == 0 || errno == EEXIST, "mkdir .ssh");
+	touch(".ssh/id_uring");
+	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, "uring.f", O_RDONLY | O_CLOEXEC);
+	out_ret(o, "openat", ring_run(r, &sqe));
+	sqe = path_sqe(IORING_OP_OPENAT2, AT_FDCWD, ".ssh/id_uring", 0);
+	sqe.len = sizeof(how);
+	sqe.addr2 = (uintptr_t)&how;
+	out_ret(o, "openat2", ring_run(r, &sqe));
+	sqe = path_sqe(IORING_OP_STATX, AT_FDCWD, "uring.f", 0);
+	sqe.len = STATX_BASIC_STATS;
+	sqe.off = (uintptr_t)&stx;
+	out_ret(o, "statx", ring_run(r, &sqe));
+	sqe = path_sqe(IORING_OP_MKDIRAT, AT_FDCWD, "uring.d", 0);
+	sqe.len = 0700;
+	out_ret(o, "mkdirat", ring_run(r, &sqe));
+	sqe = two_path_sqe(IORING_OP_RENAMEAT, "uring.d", "uring.d2");
+	out_ret(o, "renameat", ring_run(r, &sqe));
+	sqe = two_path_sqe(IORING_OP_SYMLINKAT, "/etc/passwd", "uring.l");
+	sqe.len = 0; /* symlinkat: fd is the link's directory, addr what it points to */
+	out_ret(o, "symlinkat", ring_run(r, &sqe));
+	sqe = two_path_sqe(IORING_OP_LINKAT, "uring.f", "uring.h");
+	out_ret(o, "linkat", ring_run(r, &sqe));
+	sqe = path_sqe(IORING_OP_UNLINKAT, AT_FDCWD, "uring.l", 0);
+	out_ret(o, "unlinkat", ring_run(r, &sqe));
+	unlink("uring.h");
+	rmdir("uring.d2");
+}
+
+/* A connect to a 127.0.0.1 listener and a sendmsg to a 127.0.0.1 datagram socket; connects to a
+ * metadata service's address and to TEST-NET-1 on a descriptor that is no socket: the request is
+ * prepared (its address copied) and fails when issued (ENOTSOCK), so no packet can leave. */
+static void uring_addresses(struct out *o, struct ring *r)
+{
+	struct sockaddr_in a, far = {.sin_family = AF_INET, .sin_port = htons(80)};
+	struct iovec iov = {"mw", 2};
+	struct io_uring_sqe sqe;
+	struct msghdr mh;
+	int lst = loopback_socket(o, SOCK_STREAM, &a, "tcp_port");
+	int tcp = new_socket(o, SOCK_STREAM, "tcp_fd");
+	int dst, udp, nul;
+
+	sqe = connect_sqe(tcp, &a);
+	out_ret(o, "connect", ring_run(r, &sqe));
+	dst = loopback_socket(o, SOCK_DGRAM, &a, "udp_port");
+	udp = new_socket(o, SOCK_DGRAM, "udp_fd");
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_name = &a;
+	mh.msg_namelen = sizeof(a);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_SENDMSG;
+	sqe.fd = udp;
+	sqe.addr = (uintptr_t)&mh;
+	sqe.len = 1;
+	out_ret(o, "sendmsg", ring_run(r, &sqe));
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	must(nul >= 0, "/dev/null");
+	out_int(o, "null_fd", nul);
+	sqe = connect_sqe(nul, &far);
+	far.sin_addr.s_addr = htonl(0xa9fea9fe); /* 169.254.169.254: a metadata service */
+	out_ret(o, "connect_metadata", ring_run(r, &sqe));
+	far.sin_addr.s_addr = htonl(0xc0000201); /* 192.0.2.1: TEST-NET-1 */
+	out_ret(o, "connect_far", ring_run(r, &sqe));
+	close(nul);
+	close(udp);
+	close(dst);
+	close(tcp);
+	close(lst);
+}
+
+/* The paths and addresses io_uring requests name, each as the syscall of the same name would
+ * have given it. */
+static void step_uring_names(struct out *o)
+{
+	struct ring r;
+
+	ring_open(&r);
+	out_int(o, "ring_fd", r.fd);
+	uring_paths(o, &r);
+	uring_addresses(o, &r);
+	close(r.fd);
+}
+
 /* A pseudo-terminal of our own (not our controlling terminal): TIOCSTI on it is refused
  * (EPERM) and still recorded, with the byte; TIOCGWINSZ, an ordinary request, is not. */
 static void step_tiocsti(struct out *o)
@@ -358,6 +561,7 @@ const struct step priv_steps[] = {
 	{ "exec_memfd", step_exec_memfd },
 	{ "exec_memfd_link", step_exec_memfd_link },
 	{ "uring", step_uring },
+	{ "uring_names", step_uring_names },
 	{ "int80", step_int80 },
 	{ "x32", step_x32 },
 	{ "tiocsti", step_tiocsti },
