@@ -137,8 +137,8 @@ class PrivEvents(mwevents.EventsTestCase):
                                          "unlinkat", "connect")], [0] * 7)
         self.assertGreaterEqual(s["openat"], 0)
         self.assertGreaterEqual(s["openat2"], 0)
-        self.assertEqual((s["sendmsg"], s["connect_metadata"], s["connect_far"]),
-                         (2, -errno.ENOTSOCK, -errno.ENOTSOCK))
+        self.assertEqual((s["sendmsg"], s["connect_metadata"], s["connect_far"],
+                          s["connect_docker"]), (2,) + (-errno.ENOTSOCK,) * 3)
         subs = self.rec.of(s["pid"], "io_uring_submit")
         got = [(e["args"][:2], e.get("path"), e.get("abs_path"), e.get("path2"),
                 e.get("abs_path2"), e.get("addr"), e["flags"]) for e in subs]
@@ -156,6 +156,7 @@ class PrivEvents(mwevents.EventsTestCase):
             ([9, s["udp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["udp_port"], 0),
             ([16, s["null_fd"]], None, None, None, None, "169.254.169.254:80", 0),
             ([16, s["null_fd"]], None, None, None, None, "192.0.2.1:80", 0),
+            ([16, s["null_fd"]], None, None, None, None, "unix:/run/docker.sock", 0),
         ])
         # the open's flags, as the kernel holds them (O_LARGEFILE added)
         self.assertEqual(subs[0]["args"][3] & ~0o100000, os.O_RDONLY | os.O_CLOEXEC)
@@ -165,7 +166,8 @@ class PrivEvents(mwevents.EventsTestCase):
                       "io_uring_submit")
         self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
                                 ("evasion.io-uring-sensitive", p(".ssh", "id_uring")),
-                                ("net.cloud-metadata", "169.254.169.254:80")])
+                                ("net.cloud-metadata", "169.254.169.254:80"),
+                                ("net.privileged-socket", "unix:/run/docker.sock")])
 
     def test_tiocsti(self):
         # only the request that types into a terminal is recorded: with the terminal and the

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <arpa/inet.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -425,11 +427,13 @@ static void uring_paths(struct out *o, struct ring *r)
 }
 
 /* A connect to a 127.0.0.1 listener and a sendmsg to a 127.0.0.1 datagram socket; connects to a
- * metadata service's address and to TEST-NET-1 on a descriptor that is no socket: the request is
+ * metadata service's address, TEST-NET-1 and a container daemon's socket on a descriptor that is
+ * no socket: the request is
  * prepared (its address copied) and fails when issued (ENOTSOCK), so no packet can leave. */
 static void uring_addresses(struct out *o, struct ring *r)
 {
 	struct sockaddr_in a, far = {.sin_family = AF_INET, .sin_port = htons(80)};
+	struct sockaddr_un docker = {.sun_family = AF_UNIX, .sun_path = "/run/docker.sock"};
 	struct iovec iov = {"mw", 2};
 	struct io_uring_sqe sqe;
 	struct msghdr mh;
@@ -460,6 +464,9 @@ static void uring_addresses(struct out *o, struct ring *r)
 	out_ret(o, "connect_metadata", ring_run(r, &sqe));
 	far.sin_addr.s_addr = htonl(0xc0000201); /* 192.0.2.1: TEST-NET-1 */
 	out_ret(o, "connect_far", ring_run(r, &sqe));
+	sqe.addr = (uintptr_t)&docker;
+	sqe.addr2 = offsetof(struct sockaddr_un, sun_path) + sizeof("/run/docker.sock");
+	out_ret(o, "connect_docker", ring_run(r, &sqe));
 	close(nul);
 	close(udp);
 	close(dst);
