@@ -176,7 +176,7 @@ static void event_sock(struct strbuf *sb, const struct ev_view *v)
 	const char *type = sock_type_name(v->sock_type & 0xf);
 	const struct dns_query *q = event_dns(v);
 
-	if (v->family != FAM_NETWORK)
+	if (v->family != FAM_NETWORK && !v->has_addr) /* an io_uring request's address */
 		return;
 	if (v->has_addr || v->has_peer)
 		strbuf_printf(sb, " fd=%lld", (long long)v->fd);

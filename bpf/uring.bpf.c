@@ -58,30 +58,32 @@ MW_SYS_EXIT(io_uring_register)
 
 /* The path a request of a one-path opcode names (the kernel's copy, made when the request was
  * prepared, before this tracepoint) and its directory fd; NULL for other opcodes, or a kernel
- * without these structures. The request's command data starts the request (io_kiocb_to_cmd). */
+ * without these structures. The request's command data starts the request (io_kiocb_to_cmd).
+ * Each read is guarded by its field's existence, which CO-RE also denies to a field of another
+ * kind (a pointer become a struct), so a kernel that changed them loads with the branch dead. */
 static __always_inline const char *mw_uring_path(struct io_kiocb *req, __u8 op, int *dfd,
 						 __u64 *open_flags)
 {
 	switch (op) {
 	case MW_IORING_OPENAT:
 	case MW_IORING_OPENAT2:
-		if (!bpf_core_type_exists(struct io_open))
+		if (!bpf_core_field_exists(struct io_open, filename))
 			return NULL;
 		*dfd = BPF_CORE_READ((struct io_open *)req, dfd);
 		*open_flags = BPF_CORE_READ((struct io_open *)req, how.flags);
 		return BPF_CORE_READ((struct io_open *)req, filename, name);
 	case MW_IORING_STATX:
-		if (!bpf_core_type_exists(struct io_statx))
+		if (!bpf_core_field_exists(struct io_statx, filename))
 			return NULL;
 		*dfd = BPF_CORE_READ((struct io_statx *)req, dfd);
 		return BPF_CORE_READ((struct io_statx *)req, filename, name);
 	case MW_IORING_UNLINKAT:
-		if (!bpf_core_type_exists(struct io_unlink))
+		if (!bpf_core_field_exists(struct io_unlink, filename))
 			return NULL;
 		*dfd = BPF_CORE_READ((struct io_unlink *)req, dfd);
 		return BPF_CORE_READ((struct io_unlink *)req, filename, name);
 	case MW_IORING_MKDIRAT:
-		if (!bpf_core_type_exists(struct io_mkdir))
+		if (!bpf_core_field_exists(struct io_mkdir, filename))
 			return NULL;
 		*dfd = BPF_CORE_READ((struct io_mkdir *)req, dfd);
 		return BPF_CORE_READ((struct io_mkdir *)req, filename, name);
@@ -108,7 +110,8 @@ static __always_inline void mw_uring_paths(struct mw_rec *r, struct io_kiocb *re
 	}
 	if (op != MW_IORING_RENAMEAT && op != MW_IORING_LINKAT && op != MW_IORING_SYMLINKAT)
 		return;
-	if (!bpf_core_type_exists(struct io_link))
+	if (!bpf_core_field_exists(struct io_link, oldpath) ||
+	    !bpf_core_field_exists(struct io_link, newpath))
 		return;
 	path = BPF_CORE_READ((struct io_link *)req, oldpath, name);
 	path2 = BPF_CORE_READ((struct io_link *)req, newpath, name);
@@ -146,8 +149,10 @@ static __always_inline bool mw_uring_same(const __u8 *a, const void *k, __u32 n)
  * that copy moved between kernels (an async message header's addr, or a bare sockaddr_storage
  * as the request's async data: 2026 stable kernels) and nothing in BTF tells them apart, so the
  * address the process gave is read from its memory and confirmed against the copy at either
- * place; a read that matches neither (the process rewrote it since, or a layout unknown here)
- * is flagged unchecked. */
+ * place; a read that fails, or matches neither (the process rewrote it since, a kernel that
+ * copies it only when the request runs, before 6.10, or a layout unknown here), is flagged
+ * unchecked. Not closed: on a kernel that keeps the copy in the header's addr, the header's
+ * first bytes (a recycled send's iovec) could be made to equal a rewritten address. */
 static __always_inline void mw_uring_connect_addr(struct mw_rec *r, struct io_kiocb *req)
 {
 	struct io_connect *c = (struct io_connect *)req;
@@ -164,8 +169,11 @@ static __always_inline void mw_uring_connect_addr(struct mw_rec *r, struct io_ki
 	mw_slot_bytes(r, MW_S_DATA, BPF_CORE_READ(c, addr), (__u32)len, MW_SOCKADDR_MAX, true);
 	n = r->e->slen[MW_S_DATA];
 	ad = BPF_CORE_READ(req, async_data);
-	if (!n || n > MW_SOCKADDR_MAX || off >= MW_EVENT_MAX - MW_SOCKADDR_MAX)
+	if (!n || n > MW_SOCKADDR_MAX || off >= MW_EVENT_MAX - MW_SOCKADDR_MAX) {
+		/* not readable now (a page not faulted in yet), though the kernel may read it */
+		r->e->flags |= MW_F_UNCHECKED;
 		return;
+	}
 	got = &r->s->event[off & (MW_EVENT_MAX - 1)];
 	if (ad &&
 	    (mw_uring_same(got, ad, n) ||

@@ -377,6 +377,22 @@ static int new_socket(struct out *o, int type, const char *key)
 	return fd;
 }
 
+/* An IPv4 address (port 80) in a page of a memfd's shared mapping that this process has not
+ * touched: the kernel's copy faults it in, a BPF program's read of it fails. */
+static const void *unmapped_sockaddr(uint32_t ip)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(80)};
+	int fd = (int)syscall(SYS_memfd_create, "mwtrig-addr", MFD_CLOEXEC);
+	void *p;
+
+	to.sin_addr.s_addr = htonl(ip);
+	must(fd >= 0 && write(fd, &to, sizeof(to)) == (ssize_t)sizeof(to), "memfd address");
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	must(p != MAP_FAILED, "mmap address");
+	close(fd);
+	return p;
+}
+
 static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
 {
 	struct io_uring_sqe sqe;
@@ -427,8 +443,8 @@ static void uring_paths(struct out *o, struct ring *r)
 }
 
 /* A connect to a 127.0.0.1 listener and a sendmsg to a 127.0.0.1 datagram socket; connects to a
- * metadata service's address, TEST-NET-1 and a container daemon's socket on a descriptor that is
- * no socket: the request is
+ * metadata service's address, TEST-NET-1, a container daemon's socket and an address in a page
+ * not yet mapped on a descriptor that is no socket: the request is
  * prepared (its address copied) and fails when issued (ENOTSOCK), so no packet can leave. */
 static void uring_addresses(struct out *o, struct ring *r)
 {
@@ -467,6 +483,9 @@ static void uring_addresses(struct out *o, struct ring *r)
 	sqe.addr = (uintptr_t)&docker;
 	sqe.addr2 = offsetof(struct sockaddr_un, sun_path) + sizeof("/run/docker.sock");
 	out_ret(o, "connect_docker", ring_run(r, &sqe));
+	sqe.addr = (uintptr_t)unmapped_sockaddr(0xc0000202); /* 192.0.2.2 */
+	sqe.addr2 = sizeof(far);
+	out_ret(o, "connect_unmapped", ring_run(r, &sqe));
 	close(nul);
 	close(udp);
 	close(dst);
