@@ -150,13 +150,6 @@ MW_SYS_ENTER(io_submit)
 
 /* io_uring: a request that moved bytes on the channel's objects is a gap (chan.bpf.h), found at
  * its submission (bpf/uring.bpf.c) and counted at its completion. */
-SEC("tp_btf/io_uring_complete")
-int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
-	     struct io_uring_cqe *cqe)
-{
-	return mw_chan_uring((struct io_kiocb *)req, BPF_CORE_READ(cqe, res));
-}
-
 SEC("tp_btf/io_uring_cqe_overflow")
 int BPF_PROG(handle_io_uring_cqe_overflow)
 {

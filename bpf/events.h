@@ -203,6 +203,9 @@ enum mw_op {
 					 * syscall of another ABI than the native one, which no
 					 * handler records (attach mode only: a launched server is
 					 * killed at its first); once per process, ABI and number */
+	MW_OP_IO_URING_OPENED = 176,	/* opcode, fd (the result), user_data; ret the result;
+					 * OPENED: the file an io_uring open opened, named from
+					 * its new fd when the request completed */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
 				  * with GAP: fd, offset, gap length, direction; a frame of length

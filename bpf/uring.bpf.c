@@ -6,9 +6,10 @@
  * submitting task, so the membership test applies as everywhere else), with the paths and the
  * address the request names (an open, stat, unlink, mkdir, rename, link or symlink; a connect or
  * a send to an address: what the syscalls of the same names would have recorded), and where a
- * request on the channel's objects is also found (chan.bpf.h). userfaultfd: it lets a
- * process stop the kernel on a page of its own memory, the usual way to win a race against a
- * check of an argument (see the tamper check of syscall.bpf.h).
+ * request on the channel's objects is also found (chan.bpf.h). At each completion
+ * (io_uring_complete): the file an open opened, and the channel bytes a request moved.
+ * userfaultfd: it lets a process stop the kernel on a page of its own memory, the usual way to
+ * win a race against a check of an argument (see the tamper check of syscall.bpf.h).
  */
 #include "chan.bpf.h"
 
@@ -231,6 +232,49 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	mw_rec_emit(&r);
 	mw_chan_uring_submit(req); /* a request on the channel's objects (chan.bpf.h) */
 	return 0;
+}
+
+/* The file an io_uring open opened, named from its new descriptor when the request completes:
+ * the kernel resolved the name when the request ran, not when it was submitted, so this is
+ * what it acted on whatever the name hid (a symbolic link, /proc/self/fd/N/..., a chdir in
+ * between), as a syscall's opened_path. The completion runs in the submitting task or in one
+ * of its process's io_uring threads, which share its descriptor table. An open into a
+ * registered file slot (file_slot) has no descriptor: its file is unresolved. */
+static __always_inline void mw_uring_opened(struct io_kiocb *req, __s32 res)
+{
+	struct mw_rec r;
+	struct mw_event *e;
+	__u8 op;
+
+	op = BPF_CORE_READ(req, opcode);
+	if (op != MW_IORING_OPENAT && op != MW_IORING_OPENAT2)
+		return;
+	e = mw_rec_begin(&r, MW_OP_IO_URING_OPENED, res);
+	if (!e)
+		return;
+	e->arg[0] = op;
+	e->arg[1] = res;
+	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
+	if (res >= 0) {
+		if (bpf_core_field_exists(struct io_open, file_slot) &&
+		    BPF_CORE_READ((struct io_open *)req, file_slot))
+			e->flags |= MW_F_UNRES(MW_S_OPENED);
+		else
+			mw_fd_path(&r, MW_S_OPENED, res);
+	}
+	mw_rec_emit(&r);
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
+	     struct io_uring_cqe *cqe)
+{
+	__s32 res = BPF_CORE_READ(cqe, res);
+
+	if (!req || !mw_is_tracked())
+		return 0;
+	mw_uring_opened((struct io_kiocb *)req, res);
+	return mw_chan_uring((struct io_kiocb *)req, res); /* channel bytes it moved */
 }
 
 /* userfaultfd(flags) */

@@ -137,6 +137,7 @@ class PrivEvents(mwevents.EventsTestCase):
                                          "unlinkat", "connect")], [0] * 7)
         self.assertGreaterEqual(s["openat"], 0)
         self.assertGreaterEqual(s["openat2"], 0)
+        self.assertGreaterEqual(s["openat_hidden"], 0)
         self.assertEqual((s["sendmsg"], s["connect_metadata"], s["connect_far"],
                           s["connect_docker"], s["connect_unmapped"]),
                          (2,) + (-errno.ENOTSOCK,) * 4)
@@ -147,6 +148,7 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertEqual(got, [
             ([18, at], "uring.f", p("uring.f"), None, None, None, 0),  # OPENAT
             ([28, at], ".ssh/id_uring", p(".ssh", "id_uring"), None, None, None, 0),  # OPENAT2
+            ([18, at], s["hidden"], None, None, None, None, 0),  # OPENAT /proc/self/fd/N/...
             ([21, at], "uring.f", p("uring.f"), None, None, None, 0),  # STATX
             ([37, at], "uring.d", p("uring.d"), None, None, None, 0),  # MKDIRAT
             ([35, at], "uring.d", p("uring.d"), "uring.d2", p("uring.d2"), None, 0),  # RENAMEAT
@@ -164,13 +166,24 @@ class PrivEvents(mwevents.EventsTestCase):
         ])
         # the open's flags, as the kernel holds them (O_LARGEFILE added)
         self.assertEqual(subs[0]["args"][3] & ~0o100000, os.O_RDONLY | os.O_CLOEXEC)
+        # each open's file, named from its new descriptor when it completed: the hidden name
+        # is seen through
+        key = p(".ssh", "id_uring")
+        opened = self.rec.of(s["pid"], "io_uring_opened")
+        self.assertEqual([(e["args"][:2], e["ret"]) for e in opened],
+                         [([18, s["openat"]], s["openat"]), ([28, s["openat2"]], s["openat2"]),
+                          ([18, s["openat_hidden"]], s["openat_hidden"])])
+        for e, path in zip(opened, (p("uring.f"), key, key)):
+            self.assertOpened(e, path)
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
-        mine = sorted((f["rule"], f["evidence"]["path"] or f["evidence"]["addr"]) for f in found
-                      if f["process"]["pid"] == s["pid"] and f["evidence"]["op"] ==
-                      "io_uring_submit")
+        ev = [(f["rule"], f["evidence"]) for f in found if f["process"]["pid"] == s["pid"]]
+        mine = sorted((r, e["path"] or e["addr"] or e["opened_path"]) for r, e in ev
+                      if e["op"] in ("io_uring_submit", "io_uring_opened"))
         self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
                                 ("evasion.io-uring-network", "192.0.2.2:80"),
-                                ("evasion.io-uring-sensitive", p(".ssh", "id_uring")),
+                                ("evasion.io-uring-sensitive", key),
+                                ("evasion.io-uring-sensitive-open", key),
+                                ("evasion.io-uring-sensitive-open", key),
                                 ("net.cloud-metadata", "169.254.169.254:80"),
                                 ("net.privileged-socket", "unix:/run/docker.sock")])
 

@@ -405,13 +405,15 @@ static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
 	return sqe;
 }
 
-/* openat (a relative name, and a key under .ssh), openat2, statx, mkdirat, renameat, symlinkat,
- * linkat, unlinkat. */
+/* openat (a relative name, a key under .ssh, and the key through /proc/self/fd of its
+ * directory), openat2, statx, mkdirat, renameat, symlinkat, linkat, unlinkat. */
 static void uring_paths(struct out *o, struct ring *r)
 {
 	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC};
 	struct io_uring_sqe sqe;
 	struct statx stx;
+	char hidden[64];
+	int dir;
 
 	touch("uring.f");
 	must(mkdir(".ssh", 0700) == 0 || errno == EEXIST, "mkdir .ssh");
@@ -422,6 +424,14 @@ static void uring_paths(struct out *o, struct ring *r)
 	sqe.len = sizeof(how);
 	sqe.addr2 = (uintptr_t)&how;
 	out_ret(o, "openat2", ring_run(r, &sqe));
+	/* the key by a name that hides it: through a descriptor of its directory */
+	dir = open(".ssh", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	must(dir >= 0, "open .ssh");
+	snprintf(hidden, sizeof(hidden), "/proc/self/fd/%d/id_uring", dir);
+	out_str(o, "hidden", hidden);
+	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, hidden, O_RDONLY | O_CLOEXEC);
+	out_ret(o, "openat_hidden", ring_run(r, &sqe));
+	close(dir);
 	sqe = path_sqe(IORING_OP_STATX, AT_FDCWD, "uring.f", 0);
 	sqe.len = STATX_BASIC_STATS;
 	sqe.off = (uintptr_t)&stx;
