@@ -428,6 +428,7 @@ static void decode_open(struct ev_view *v, const struct op_info *oi)
 		v->mode = (uint32_t)arg_at(e, (size_t)oi->a_flags + 1);
 	}
 	v->write_intent = event_open_writes(v->open_flags);
+	v->has_write = true;
 	v->has_mode = (v->open_flags & (LX_O_CREAT | LX_O_TMPFILE)) != 0;
 }
 
@@ -497,6 +498,34 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 	decode_dns(v);
 }
 
+/* Whether an io_uring request that names a path changes the file tree: an open for writing
+ * (its flags in arg[3]), a mkdir, unlink, rename, link or symlink; a read-only open or a statx
+ * does not. Opcodes are the io_uring ABI's. */
+static void decode_uring_write(struct ev_view *v)
+{
+	if (v->op != MCPT__OP__OP_IO_URING_SUBMIT || !v->path.n)
+		return;
+	switch (arg_at(v->raw, 0)) {
+	case 18: /* IORING_OP_OPENAT */
+	case 28: /* IORING_OP_OPENAT2 */
+		v->write_intent = event_open_writes((uint64_t)arg_at(v->raw, 3));
+		break;
+	case 21: /* IORING_OP_STATX */
+		v->write_intent = false;
+		break;
+	case 35: /* IORING_OP_RENAMEAT */
+	case 36: /* IORING_OP_UNLINKAT */
+	case 37: /* IORING_OP_MKDIRAT */
+	case 38: /* IORING_OP_SYMLINKAT */
+	case 39: /* IORING_OP_LINKAT */
+		v->write_intent = true;
+		break;
+	default:
+		return;
+	}
+	v->has_write = true;
+}
+
 /* The mode a chmod sets, or a creating open gives a new file. */
 static void decode_mode(struct ev_view *v)
 {
@@ -547,6 +576,7 @@ static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 		break;
 	case K_URING: /* a connect's or a send's address, when the request named one */
 		v->fd = arg_at(e, 1);
+		decode_uring_write(v);
 		if (e->data.data && e->data.len) {
 			v->has_addr = true;
 			sockaddr_decode(&v->unchecked.addr, e->data.data, e->data.len, -1);

@@ -90,6 +90,7 @@ struct ev_view {
 	uint32_t mode;
 	bool has_mode; /* mode is meaningful: a creating open, or a chmod (which sets it) */
 	bool write_intent;
+	bool has_write; /* write_intent is meaningful: an open, an io_uring request naming a path */
 	int64_t dirfd;
 
 	/* exec: data = argv, NUL separated */

@@ -244,7 +244,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_ERRNO:
 		return ev->result == RES_FAILURE && match_int(t, ev->err);
 	case F_WRITE:
-		return ev->has_open && match_int(t, ev->write_intent);
+		return ev->has_write && match_int(t, ev->write_intent);
 	case F_LAUNCH:
 		return match_int(t, s->launch);
 	case F_TRUNCATED:

@@ -31,7 +31,7 @@ static const struct field_desc fields[] = {
 	{"af", F_AF, VK_AF, FAMS_NET},
 	{"result", F_RESULT, VK_RESULT, FAMS_EVENTS},
 	{"errno", F_ERRNO, VK_ERRNO, FAMS_EVENTS},
-	{"write", F_WRITE, VK_BOOL, FAM_BIT(FAM_FILE)},
+	{"write", F_WRITE, VK_BOOL, FAM_BIT(FAM_FILE) | FAM_BIT(FAM_EVASION)},
 	{"launch", F_LAUNCH, VK_BOOL, FAMS_ALL},
 	{"truncated", F_TRUNCATED, VK_BOOL, FAMS_ALL},
 	{"unresolved", F_UNRESOLVED, VK_BOOL, FAMS_ALL},

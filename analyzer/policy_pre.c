@@ -47,7 +47,7 @@ _Static_assert(RES_COUNT * KEY_WRITES * KEY_EXECS * 2 <= POL_KEY_UNKNOWN,
 unsigned policy_subject_key(const struct eval_subject *s)
 {
 	const struct ev_view *ev = s->ev;
-	int write = ev->has_open ? 1 + (ev->write_intent != 0) : 0;
+	int write = ev->has_write ? 1 + (ev->write_intent != 0) : 0;
 	int exec = ev->has_mode ? 1 + ((ev->mode & 0111) != 0) : 0;
 
 	if ((unsigned)ev->result >= RES_COUNT)

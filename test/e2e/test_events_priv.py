@@ -138,6 +138,9 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertGreaterEqual(s["openat"], 0)
         self.assertGreaterEqual(s["openat2"], 0)
         self.assertGreaterEqual(s["openat_hidden"], 0)
+        self.assertGreaterEqual(s["openat_dirfd"], 0)
+        self.assertLess(s["mkdirat_out"], 0)
+        self.assertLess(s["renameat_out"], 0)
         self.assertEqual((s["sendmsg"], s["connect_metadata"], s["connect_far"],
                           s["connect_docker"], s["connect_unmapped"]),
                          (2,) + (-errno.ENOTSOCK,) * 4)
@@ -149,12 +152,15 @@ class PrivEvents(mwevents.EventsTestCase):
             ([18, at], "uring.f", p("uring.f"), None, None, None, 0),  # OPENAT
             ([28, at], ".ssh/id_uring", p(".ssh", "id_uring"), None, None, None, 0),  # OPENAT2
             ([18, at], s["hidden"], None, None, None, None, 0),  # OPENAT /proc/self/fd/N/...
+            ([18, s["dir_fd"]], "id_uring", p(".ssh", "id_uring"), None, None, None, 0),
             ([21, at], "uring.f", p("uring.f"), None, None, None, 0),  # STATX
             ([37, at], "uring.d", p("uring.d"), None, None, None, 0),  # MKDIRAT
             ([35, at], "uring.d", p("uring.d"), "uring.d2", p("uring.d2"), None, 0),  # RENAMEAT
             ([38, at], "uring.l", p("uring.l"), "/etc/passwd", None, None, 0),  # SYMLINKAT
             ([39, at], "uring.f", p("uring.f"), "uring.h", p("uring.h"), None, 0),  # LINKAT
             ([36, at], "uring.l", p("uring.l"), None, None, None, 0),  # UNLINKAT
+            ([37, at], "/proc/mw-uring-denied", None, None, None, None, 0),
+            ([35, at], "uring.f", p("uring.f"), "/proc/mw-uring-denied", None, None, 0),
             ([16, s["tcp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["tcp_port"], 0),
             ([9, s["udp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["udp_port"], 0),
             ([16, s["null_fd"]], None, None, None, None, "169.254.169.254:80", 0),
@@ -171,9 +177,10 @@ class PrivEvents(mwevents.EventsTestCase):
         key = p(".ssh", "id_uring")
         opened = self.rec.of(s["pid"], "io_uring_opened")
         self.assertEqual([(e["args"][:2], e["ret"]) for e in opened],
-                         [([18, s["openat"]], s["openat"]), ([28, s["openat2"]], s["openat2"]),
-                          ([18, s["openat_hidden"]], s["openat_hidden"])])
-        for e, path in zip(opened, (p("uring.f"), key, key)):
+                         [([op, s[k]], s[k]) for op, k in ((18, "openat"), (28, "openat2"),
+                                                            (18, "openat_hidden"),
+                                                            (18, "openat_dirfd"))])
+        for e, path in zip(opened, (p("uring.f"), key, key, key)):
             self.assertOpened(e, path)
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
         ev = [(f["rule"], f["evidence"]) for f in found if f["process"]["pid"] == s["pid"]]
@@ -182,8 +189,14 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
                                 ("evasion.io-uring-network", "192.0.2.2:80"),
                                 ("evasion.io-uring-sensitive", key),
+                                ("evasion.io-uring-sensitive", key),
                                 ("evasion.io-uring-sensitive-open", key),
                                 ("evasion.io-uring-sensitive-open", key),
+                                ("evasion.io-uring-sensitive-open", key),
+                                ("evasion.io-uring-write-outside-workspace",
+                                 "/proc/mw-uring-denied"),
+                                ("evasion.io-uring-write-outside-workspace", p("uring.f")),
+                                ("evasion.io-uring-write-outside-workspace", p("uring.l")),
                                 ("net.cloud-metadata", "169.254.169.254:80"),
                                 ("net.privileged-socket", "unix:/run/docker.sock")])
 

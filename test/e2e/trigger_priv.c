@@ -406,7 +406,8 @@ static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
 }
 
 /* openat (a relative name, a key under .ssh, and the key through /proc/self/fd of its
- * directory), openat2, statx, mkdirat, renameat, symlinkat, linkat, unlinkat. */
+ * directory and relative to a descriptor of it), openat2, statx, mkdirat, renameat, symlinkat,
+ * linkat, unlinkat; a mkdirat and a renameat aimed outside the workspace, refused. */
 static void uring_paths(struct out *o, struct ring *r)
 {
 	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC};
@@ -431,6 +432,9 @@ static void uring_paths(struct out *o, struct ring *r)
 	out_str(o, "hidden", hidden);
 	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, hidden, O_RDONLY | O_CLOEXEC);
 	out_ret(o, "openat_hidden", ring_run(r, &sqe));
+	out_int(o, "dir_fd", dir); /* and by a name relative to that descriptor */
+	sqe = path_sqe(IORING_OP_OPENAT, dir, "id_uring", O_RDONLY | O_CLOEXEC);
+	out_ret(o, "openat_dirfd", ring_run(r, &sqe));
 	close(dir);
 	sqe = path_sqe(IORING_OP_STATX, AT_FDCWD, "uring.f", 0);
 	sqe.len = STATX_BASIC_STATS;
@@ -450,6 +454,12 @@ static void uring_paths(struct out *o, struct ring *r)
 	out_ret(o, "unlinkat", ring_run(r, &sqe));
 	unlink("uring.h");
 	rmdir("uring.d2");
+	/* changes outside the workspace, refused to everyone (procfs) */
+	sqe = path_sqe(IORING_OP_MKDIRAT, AT_FDCWD, "/proc/mw-uring-denied", 0);
+	sqe.len = 0700;
+	out_ret(o, "mkdirat_out", ring_run(r, &sqe));
+	sqe = two_path_sqe(IORING_OP_RENAMEAT, "uring.f", "/proc/mw-uring-denied");
+	out_ret(o, "renameat_out", ring_run(r, &sqe));
 }
 
 /* A connect to a 127.0.0.1 listener and a sendmsg to a 127.0.0.1 datagram socket; connects to a
