@@ -134,6 +134,7 @@ static const struct op_info op_table[] = {
 	OP(USERFAULTFD, "userfaultfd"),
 	{MCPT__OP__OP_FOREIGN_ABI, "foreign_abi", K_FOREIGN, 0, -1},
 	{MCPT__OP__OP_IO_URING_OPENED, "io_uring_opened", K_URING, 0, -1},
+	{MCPT__OP__OP_IO_URING_CONNECTED, "io_uring_connected", K_URING, 0, -1},
 	{EV_OP_MESSAGE, "message", K_PLAIN, 0, -1},
 	{EV_OP_LOSS, "loss", K_PLAIN, 0, -1},
 	{EV_OP_OUTLIVED, "outlived", K_PLAIN, 0, -1},

@@ -206,6 +206,9 @@ enum mw_op {
 	MW_OP_IO_URING_OPENED = 176,	/* opcode, fd (the result), user_data; ret the result;
 					 * OPENED: the file an io_uring open opened, named from
 					 * its new fd when the request completed */
+	MW_OP_IO_URING_CONNECTED = 177, /* opcode, user_data, socket type, family; ret the
+					 * result (0 or -EINPROGRESS); DATA: the peer the socket
+					 * holds when an io_uring connect completed */
 	/* the MCP channel (chan.bpf.c); the collector writes these as StdioFrame records */
 	MW_OP_STDIO_READ = 190,	 /* fd, stream offset of DATA, syscall length, chunk index;
 				  * with GAP: fd, offset, gap length, direction; a frame of length

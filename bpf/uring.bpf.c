@@ -7,11 +7,13 @@
  * address the request names (an open, stat, unlink, mkdir, rename, link or symlink; a connect or
  * a send to an address: what the syscalls of the same names would have recorded), and where a
  * request on the channel's objects is also found (chan.bpf.h). At each completion
- * (io_uring_complete): the file an open opened, and the channel bytes a request moved.
+ * (io_uring_complete): the file an open opened, the peer a connect reached, and the channel
+ * bytes a request moved.
  * userfaultfd: it lets a process stop the kernel on a page of its own memory, the usual way to
  * win a race against a check of an argument (see the tamper check of syscall.bpf.h).
  */
 #include "chan.bpf.h"
+#include "sock.bpf.h"
 
 MW_SYS_EXIT(io_uring_setup)
 {
@@ -55,7 +57,6 @@ MW_SYS_EXIT(io_uring_register)
 #define MW_IORING_MKDIRAT   37
 #define MW_IORING_SYMLINKAT 38
 #define MW_IORING_LINKAT    39
-#define MW_SOCKADDR_MAX	    128 /* struct __kernel_sockaddr_storage */
 
 /* The path a request of a one-path opcode names (the kernel's copy, made when the request was
  * prepared, before this tracepoint) and its directory fd; NULL for other opcodes, or a kernel
@@ -265,6 +266,29 @@ static __always_inline void mw_uring_opened(struct io_kiocb *req, __s32 res)
 	mw_rec_emit(&r);
 }
 
+/* The peer an io_uring connect reached, as its socket holds it when the request completes
+ * (connected, or under way: EINPROGRESS): the kernel's own view, whatever name or bytes the
+ * request gave (a unix socket by a relative name, an address rewritten after it was copied).
+ * A failed connect reached none; its submission names what it tried. */
+static __always_inline void mw_uring_connected(struct io_kiocb *req, __s32 res)
+{
+	struct mw_rec r;
+	struct mw_event *e;
+	struct sock *sk;
+
+	if (BPF_CORE_READ(req, opcode) != MW_IORING_CONNECT || (res != 0 && res != -115))
+		return;
+	e = mw_rec_begin(&r, MW_OP_IO_URING_CONNECTED, res);
+	if (!e)
+		return;
+	e->arg[0] = MW_IORING_CONNECT;
+	e->arg[1] = BPF_CORE_READ(req, cqe.user_data); /* the fd shares its place with res */
+	sk = mw_file_sock_kind(e, BPF_CORE_READ(req, file)); /* arg[2], arg[3] */
+	if (sk)
+		mw_slot_sockname(&r, MW_S_DATA, sk, true);
+	mw_rec_emit(&r);
+}
+
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
 	     struct io_uring_cqe *cqe)
@@ -274,6 +298,7 @@ int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
 	if (!req || !mw_is_tracked())
 		return 0;
 	mw_uring_opened((struct io_kiocb *)req, res);
+	mw_uring_connected((struct io_kiocb *)req, res);
 	return mw_chan_uring((struct io_kiocb *)req, res); /* channel bytes it moved */
 }
 

@@ -169,7 +169,14 @@ class PrivEvents(mwevents.EventsTestCase):
             # its page not mapped before the request: the kernel's copy (made before the
             # tracepoint since 6.10) faulted it in, so it is read and confirmed all the same
             ([16, s["null_fd"]], None, None, None, None, "192.0.2.2:80", 0),
+            ([16, s["agent_fd"]], None, None, None, None, "unix:agent.1", 0),
         ])
+        self.assertEqual(s["connect_agent"], 0)
+        # the peer each connect reached (the failed ones reached none), from its socket
+        self.assertEqual([(e["args"][:2], e["ret"], e.get("addr"))
+                          for e in self.rec.of(s["pid"], "io_uring_connected")],
+                         [([16, 0x10000 + s["tcp_fd"]], 0, "127.0.0.1:%d" % s["tcp_port"]),
+                          ([16, 0x10000 + s["agent_fd"]], 0, "unix:" + s["agent"])])
         # the open's flags, as the kernel holds them (O_LARGEFILE added)
         self.assertEqual(subs[0]["args"][3] & ~0o100000, os.O_RDONLY | os.O_CLOEXEC)
         # each open's file, named from its new descriptor when it completed: the hidden name
@@ -185,7 +192,8 @@ class PrivEvents(mwevents.EventsTestCase):
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
         ev = [(f["rule"], f["evidence"]) for f in found if f["process"]["pid"] == s["pid"]]
         mine = sorted((r, e["path"] or e["addr"] or e["opened_path"]) for r, e in ev
-                      if e["op"] in ("io_uring_submit", "io_uring_opened"))
+                      if e["op"] in ("io_uring_submit", "io_uring_opened",
+                                     "io_uring_connected"))
         self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
                                 ("evasion.io-uring-network", "192.0.2.2:80"),
                                 ("evasion.io-uring-sensitive", key),
@@ -197,6 +205,7 @@ class PrivEvents(mwevents.EventsTestCase):
                                  "/proc/mw-uring-denied"),
                                 ("evasion.io-uring-write-outside-workspace", p("uring.f")),
                                 ("evasion.io-uring-write-outside-workspace", p("uring.l")),
+                                ("net.agent-socket", "unix:" + s["agent"]),
                                 ("net.cloud-metadata", "169.254.169.254:80"),
                                 ("net.privileged-socket", "unix:/run/docker.sock")])
 

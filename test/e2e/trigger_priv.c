@@ -402,6 +402,7 @@ static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
 	sqe.fd = fd;
 	sqe.addr = (uintptr_t)to;
 	sqe.addr2 = sizeof(*to); /* the address's length */
+	sqe.user_data = 0x10000u + (unsigned)fd;
 	return sqe;
 }
 
@@ -462,6 +463,40 @@ static void uring_paths(struct out *o, struct ring *r)
 	out_ret(o, "renameat_out", ring_run(r, &sqe));
 }
 
+/* A key agent's socket (where ssh-agent puts one) connected by a relative name: the submission
+ * names "agent.1", the completion the socket the kernel reached. */
+static void uring_agent(struct out *o, struct ring *r)
+{
+	struct sockaddr_un at = {.sun_family = AF_UNIX}, rel = {.sun_family = AF_UNIX};
+	char dir[64], back[4096];
+	struct io_uring_sqe sqe;
+	int lst, fd;
+
+	snprintf(dir, sizeof(dir), "/tmp/ssh-mwuring%d", (int)getpid());
+	snprintf(at.sun_path, sizeof(at.sun_path), "%s/agent.1", dir);
+	strcpy(rel.sun_path, "agent.1");
+	must(getcwd(back, sizeof(back)) != NULL && mkdir(dir, 0700) == 0, "agent directory");
+	lst = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	must(lst >= 0 && bind(lst, (struct sockaddr *)&at, sizeof(at)) == 0 && listen(lst, 1) == 0,
+	     "agent socket");
+	out_str(o, "agent", at.sun_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	must(fd >= 0 && chdir(dir) == 0, "agent client");
+	out_int(o, "agent_fd", fd);
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_CONNECT;
+	sqe.fd = fd;
+	sqe.addr = (uintptr_t)&rel;
+	sqe.addr2 = offsetof(struct sockaddr_un, sun_path) + sizeof("agent.1");
+	sqe.user_data = 0x10000u + (unsigned)fd;
+	out_ret(o, "connect_agent", ring_run(r, &sqe));
+	must(chdir(back) == 0, "chdir back");
+	close(fd);
+	close(lst);
+	unlink(at.sun_path);
+	rmdir(dir);
+}
+
 /* A connect to a 127.0.0.1 listener and a sendmsg to a 127.0.0.1 datagram socket; connects to a
  * metadata service's address, TEST-NET-1, a container daemon's socket and an address in a page
  * not yet mapped on a descriptor that is no socket: the request is
@@ -511,6 +546,7 @@ static void uring_addresses(struct out *o, struct ring *r)
 	close(dst);
 	close(tcp);
 	close(lst);
+	uring_agent(o, r);
 }
 
 /* The paths and addresses io_uring requests name, each as the syscall of the same name would

@@ -40,6 +40,7 @@ START_TEST(op_table_mirrors_events_h)
 	ck_assert_int_eq(MCPT__OP__OP_IO_URING_SUBMIT, MW_OP_IO_URING_SUBMIT);
 	ck_assert_int_eq(MCPT__OP__OP_IO_URING_OPENED, MW_OP_IO_URING_OPENED);
 	ck_assert_int_eq(event_op_family(MW_OP_IO_URING_OPENED), FAM_EVASION);
+	ck_assert_int_eq(MCPT__OP__OP_IO_URING_CONNECTED, MW_OP_IO_URING_CONNECTED);
 	ck_assert_int_eq(MCPT__OP__OP_SETGROUPS, MW_OP_SETGROUPS);
 	ck_assert_int_eq(MCPT__OP__OP_SENDMMSG, MW_OP_SENDMMSG);
 	ck_assert_int_eq(MCPT__OP__OP_PIDFD_GETFD, MW_OP_PIDFD_GETFD);
