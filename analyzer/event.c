@@ -402,7 +402,8 @@ static void decode_result(struct ev_view *v)
 	v->ret = v->raw->ret;
 	if (v->flags & (MW_F_ENTRY | MW_F_UNFINISHED) || v->op == MCPT__OP__OP_FOREIGN_ABI) {
 		v->result = RES_PENDING; /* foreign_abi: made at entry, its result never read */
-	} else if (v->op == MCPT__OP__OP_CONNECT && v->ret == -115 /* EINPROGRESS */) {
+	} else if ((v->op == MCPT__OP__OP_CONNECT || v->op == MCPT__OP__OP_IO_URING_CONNECTED) &&
+		   v->ret == -115 /* EINPROGRESS */) {
 		/* a non-blocking connect under way: not a failure, its outcome comes later */
 		v->result = RES_PENDING;
 	} else if (v->op != MCPT__OP__OP_EXIT && v->ret < 0) {
@@ -500,10 +501,16 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 }
 
 /* Whether an io_uring request that names a path changes the file tree: an open for writing
- * (its flags in arg[3]), a mkdir, unlink, rename, link or symlink; a read-only open or a statx
- * does not. Opcodes are the io_uring ABI's. */
+ * (its flags in arg[3], at submission and in its io_uring_opened record), a mkdir, unlink,
+ * rename, link or symlink; a read-only open or a statx does not. Opcodes are the io_uring
+ * ABI's. */
 static void decode_uring_write(struct ev_view *v)
 {
+	if (v->op == MCPT__OP__OP_IO_URING_OPENED) { /* the open's flags in arg[3] */
+		v->write_intent = event_open_writes((uint64_t)arg_at(v->raw, 3));
+		v->has_write = true;
+		return;
+	}
 	if (v->op != MCPT__OP__OP_IO_URING_SUBMIT || !v->path.n)
 		return;
 	switch (arg_at(v->raw, 0)) {
@@ -576,7 +583,8 @@ static void decode_op_specific(struct ev_view *v, const struct op_info *oi)
 		decode_sock(v, oi);
 		break;
 	case K_URING: /* a connect's or a send's address, when the request named one */
-		v->fd = arg_at(e, 1);
+		if (v->op != MCPT__OP__OP_IO_URING_CONNECTED) /* its arg 1 is the user_data */
+			v->fd = arg_at(e, 1);
 		decode_uring_write(v);
 		if (e->data.data && e->data.len) {
 			v->has_addr = true;

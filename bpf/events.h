@@ -203,7 +203,8 @@ enum mw_op {
 					 * syscall of another ABI than the native one, which no
 					 * handler records (attach mode only: a launched server is
 					 * killed at its first); once per process, ABI and number */
-	MW_OP_IO_URING_OPENED = 176,	/* opcode, fd (the result), user_data; ret the result;
+	MW_OP_IO_URING_OPENED = 176,	/* opcode, fd (the result), user_data, open flags; ret the
+					 * result;
 					 * OPENED: the file an io_uring open opened, named from
 					 * its new fd when the request completed */
 	MW_OP_IO_URING_CONNECTED = 177, /* opcode, user_data, socket type, family; ret the

@@ -225,6 +225,9 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	e->arg[0] = op;
 	e->arg[1] = BPF_CORE_READ(req, cqe.fd);
 	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
+	if ((op == MW_IORING_OPENAT || op == MW_IORING_OPENAT2 || op == MW_IORING_CONNECT) &&
+	    (BPF_CORE_READ(req, flags) & MW_REQ_F_CQE_SKIP))
+		e->flags |= MW_F_UNCHECKED; /* no completion: no opened or connected record */
 	mw_uring_paths(&r, req, op);
 	if (op == MW_IORING_CONNECT)
 		mw_uring_connect_addr(&r, req);
@@ -256,6 +259,8 @@ static __always_inline void mw_uring_opened(struct io_kiocb *req, __s32 res)
 	e->arg[0] = op;
 	e->arg[1] = res;
 	e->arg[2] = BPF_CORE_READ(req, cqe.user_data);
+	if (bpf_core_field_exists(struct io_open, how))
+		e->arg[3] = BPF_CORE_READ((struct io_open *)req, how.flags); /* write intent */
 	if (res >= 0) {
 		if (bpf_core_field_exists(struct io_open, file_slot) &&
 		    BPF_CORE_READ((struct io_open *)req, file_slot))

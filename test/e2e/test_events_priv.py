@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mwevents  # noqa: E402
-from mwevents import F_FOREIGN, F_NEWNS, F_TAMPERED, F_UNRES, S_OPENED  # noqa: E402
+from mwevents import F_FOREIGN, F_NEWNS, F_TAMPERED, F_UNCHECKED, F_UNRES, S_OPENED  # noqa: E402
 import mwtest  # noqa: E402
 
 MS_NOSUID, MS_REC, MS_PRIVATE, MNT_DETACH = 0x2, 0x4000, 0x40000, 0x2
@@ -159,6 +159,7 @@ class PrivEvents(mwevents.EventsTestCase):
             ([38, at], "uring.l", p("uring.l"), "/etc/passwd", None, None, 0),  # SYMLINKAT
             ([39, at], "uring.f", p("uring.f"), "uring.h", p("uring.h"), None, 0),  # LINKAT
             ([36, at], "uring.l", p("uring.l"), None, None, None, 0),  # UNLINKAT
+            ([18, at], "uring.f", p("uring.f"), None, None, None, F_UNCHECKED),  # CQE skip
             ([37, at], "/proc/mw-uring-denied", None, None, None, None, 0),
             ([35, at], "uring.f", p("uring.f"), "/proc/mw-uring-denied", None, None, 0),
             ([16, s["tcp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["tcp_port"], 0),
@@ -201,6 +202,7 @@ class PrivEvents(mwevents.EventsTestCase):
                                 ("evasion.io-uring-sensitive-open", key),
                                 ("evasion.io-uring-sensitive-open", key),
                                 ("evasion.io-uring-sensitive-open", key),
+                                ("evasion.io-uring-unchecked", p("uring.f")),
                                 ("evasion.io-uring-write-outside-workspace",
                                  "/proc/mw-uring-denied"),
                                 ("evasion.io-uring-write-outside-workspace", p("uring.f")),
@@ -338,7 +340,7 @@ class PrivEvents(mwevents.EventsTestCase):
 class PrivRootEvents(mwevents.EventsTestCase):
     USER = "root"
     STEPS = ("mount", "chroot", "chroot_open", "setns", "open_by_handle_at", "setgroups",
-             "unshare")
+             "unshare", "uring_write_hidden")
 
     def test_mount_in_a_private_namespace(self):
         s = self.rec.step("mount")
@@ -381,6 +383,18 @@ class PrivRootEvents(mwevents.EventsTestCase):
                                 for f in found if f["rule"] == "file.sensitive-read"
                                 and f["process"]["pid"] == s["pid"]),
                          [("/id_rsa", key), ("/id_rsa", key)])
+
+    def test_io_uring_write_through_a_hiding_name(self):
+        s = self.rec.step("uring_write_hidden")
+        self.assertGreaterEqual(s["fd"], 0)
+        sub = [e for e in self.rec.of(s["pid"], "io_uring_submit") if e["args"][0] == 18]
+        self.assertEqual([e["path"] for e in sub], [s["name"]])  # under /proc/self: writable
+        opened = self.rec.one(s["pid"], "io_uring_opened")
+        self.assertEqual((opened["ret"], opened.get("opened_path")), (s["fd"], s["file"]))
+        found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
+        self.assertEqual([(f["evidence"]["op"], f["evidence"]["opened_path"]) for f in found
+                          if f["rule"] == "evasion.io-uring-write-outside-workspace"],
+                         [("io_uring_opened", s["file"])])
 
     def test_setns(self):
         s = self.rec.step("setns")

@@ -330,6 +330,20 @@ static int ring_run(struct ring *r, const struct io_uring_sqe *sqe)
 	return res;
 }
 
+/* Submits sqe without waiting for a completion (one skipped on success never comes). */
+static void ring_submit(struct ring *r, const struct io_uring_sqe *sqe)
+{
+	unsigned *tail = (unsigned *)(r->sq + r->p.sq_off.tail);
+	unsigned *array = (unsigned *)(r->sq + r->p.sq_off.array);
+	unsigned mask = *(unsigned *)(r->sq + r->p.sq_off.ring_mask);
+	unsigned t = *tail;
+
+	r->sqes[t & mask] = *sqe;
+	array[t & mask] = t & mask;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	must(syscall(SYS_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) == 1, "io_uring_enter");
+}
+
 static struct io_uring_sqe path_sqe(__u8 op, int dfd, const char *path, int flags)
 {
 	struct io_uring_sqe sqe;
@@ -455,6 +469,10 @@ static void uring_paths(struct out *o, struct ring *r)
 	out_ret(o, "unlinkat", ring_run(r, &sqe));
 	unlink("uring.h");
 	rmdir("uring.d2");
+	/* an open whose completion is skipped on success: no io_uring_opened record follows */
+	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, "uring.f", O_RDONLY | O_CLOEXEC);
+	sqe.flags = IOSQE_CQE_SKIP_SUCCESS;
+	ring_submit(r, &sqe);
 	/* changes outside the workspace, refused to everyone (procfs) */
 	sqe = path_sqe(IORING_OP_MKDIRAT, AT_FDCWD, "/proc/mw-uring-denied", 0);
 	sqe.len = 0700;
@@ -547,6 +565,25 @@ static void uring_addresses(struct out *o, struct ring *r)
 	close(tcp);
 	close(lst);
 	uring_agent(o, r);
+}
+
+/* As root: a file created outside the workspace through io_uring by a name inside the
+ * writable places (/proc/self/root/...): only the file it opened says where it landed. */
+static void step_uring_write_hidden(struct out *o)
+{
+	struct io_uring_sqe sqe;
+	char name[96];
+	struct ring r;
+
+	ring_open(&r);
+	snprintf(name, sizeof(name), "/proc/self/root/var/lib/mw-uring-%d", (int)getpid());
+	out_str(o, "name", name);
+	out_str(o, "file", name + strlen("/proc/self/root"));
+	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC);
+	sqe.len = 0600;
+	out_ret(o, "fd", ring_run(&r, &sqe));
+	unlink(name + strlen("/proc/self/root"));
+	close(r.fd);
 }
 
 /* The paths and addresses io_uring requests name, each as the syscall of the same name would
@@ -644,6 +681,7 @@ const struct step priv_steps[] = {
 	{ "exec_memfd_link", step_exec_memfd_link },
 	{ "uring", step_uring },
 	{ "uring_names", step_uring_names },
+	{ "uring_write_hidden", step_uring_write_hidden },
 	{ "int80", step_int80 },
 	{ "x32", step_x32 },
 	{ "tiocsti", step_tiocsti },
