@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/io_uring.h> /* the opcodes an io_uring_submit record carries */
 
 #include "event.h"
 #include "events.h"
@@ -502,8 +503,7 @@ static void decode_sock(struct ev_view *v, const struct op_info *oi)
 
 /* Whether an io_uring request that names a path changes the file tree: an open for writing
  * (its flags in arg[3], at submission and in its io_uring_opened record), a mkdir, unlink,
- * rename, link or symlink; a read-only open or a statx does not. Opcodes are the io_uring
- * ABI's. */
+ * rename, link or symlink; a read-only open or a statx does not. */
 static void decode_uring_write(struct ev_view *v)
 {
 	if (v->op == MCPT__OP__OP_IO_URING_OPENED) { /* the open's flags in arg[3] */
@@ -514,18 +514,18 @@ static void decode_uring_write(struct ev_view *v)
 	if (v->op != MCPT__OP__OP_IO_URING_SUBMIT || !v->path.n)
 		return;
 	switch (arg_at(v->raw, 0)) {
-	case 18: /* IORING_OP_OPENAT */
-	case 28: /* IORING_OP_OPENAT2 */
+	case IORING_OP_OPENAT:
+	case IORING_OP_OPENAT2:
 		v->write_intent = event_open_writes((uint64_t)arg_at(v->raw, 3));
 		break;
-	case 21: /* IORING_OP_STATX */
+	case IORING_OP_STATX:
 		v->write_intent = false;
 		break;
-	case 35: /* IORING_OP_RENAMEAT */
-	case 36: /* IORING_OP_UNLINKAT */
-	case 37: /* IORING_OP_MKDIRAT */
-	case 38: /* IORING_OP_SYMLINKAT */
-	case 39: /* IORING_OP_LINKAT */
+	case IORING_OP_RENAMEAT:
+	case IORING_OP_UNLINKAT:
+	case IORING_OP_MKDIRAT:
+	case IORING_OP_SYMLINKAT:
+	case IORING_OP_LINKAT:
 		v->write_intent = true;
 		break;
 	default:

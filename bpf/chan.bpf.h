@@ -897,17 +897,15 @@ static __always_inline void mw_chan_uring_gap(__u32 dir, int fd, __s32 res)
 		mw_chan_moved_gap(ch, fd, res, (__u64)res, dir);
 }
 
-/* At the completion of req (io_uring_complete), with result res. */
-static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
+/* At the completion of a tracked task's req of opcode op (io_uring_complete), with result
+ * res. */
+static __always_inline int mw_chan_uring(struct io_kiocb *req, __u8 op, __s32 res)
 {
 	struct mw_uring_req u = {.fd = -1, .dir = MW_URING_NO_DIR, .in_fd = -1};
 	__u64 key = (__u64)req;
 	struct mw_uring_req *p;
-	__u8 op;
 	int d;
 
-	if (!req || !mw_is_tracked())
-		return 0;
 	p = bpf_map_lookup_elem(&uring_reqs, &key);
 	if (p) {
 		u = *p;
@@ -915,7 +913,6 @@ static __always_inline int mw_chan_uring(struct io_kiocb *req, __s32 res)
 	} else {
 		/* not found at submission: a registered file (resolved by now), or a request
 		 * submitted before recording began */
-		op = BPF_CORE_READ(req, opcode);
 		d = mw_uring_dir(op);
 		if (d < 0 || mw_uring_peek(req, op) ||
 		    !mw_chan_match_file(BPF_CORE_READ(req, file), (__u32)d))

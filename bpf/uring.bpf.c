@@ -163,7 +163,8 @@ static __always_inline void mw_uring_connect_addr(struct mw_rec *r, struct io_ki
 	void *ad;
 	int len;
 
-	if (!bpf_core_type_exists(struct io_connect))
+	if (!bpf_core_field_exists(struct io_connect, addr) ||
+	    !bpf_core_field_exists(struct io_connect, addr_len))
 		return;
 	len = BPF_CORE_READ(c, addr_len);
 	if (len <= 0)
@@ -244,15 +245,11 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
  * between), as a syscall's opened_path. The completion runs in the submitting task or in one
  * of its process's io_uring threads, which share its descriptor table. An open into a
  * registered file slot (file_slot) has no descriptor: its file is unresolved. */
-static __always_inline void mw_uring_opened(struct io_kiocb *req, __s32 res)
+static __always_inline void mw_uring_opened(struct io_kiocb *req, __u8 op, __s32 res)
 {
 	struct mw_rec r;
 	struct mw_event *e;
-	__u8 op;
 
-	op = BPF_CORE_READ(req, opcode);
-	if (op != MW_IORING_OPENAT && op != MW_IORING_OPENAT2)
-		return;
 	e = mw_rec_begin(&r, MW_OP_IO_URING_OPENED, res);
 	if (!e)
 		return;
@@ -281,7 +278,7 @@ static __always_inline void mw_uring_connected(struct io_kiocb *req, __s32 res)
 	struct mw_event *e;
 	struct sock *sk;
 
-	if (BPF_CORE_READ(req, opcode) != MW_IORING_CONNECT || (res != 0 && res != -115))
+	if (res != 0 && res != -115 /* EINPROGRESS */)
 		return;
 	e = mw_rec_begin(&r, MW_OP_IO_URING_CONNECTED, res);
 	if (!e)
@@ -294,17 +291,25 @@ static __always_inline void mw_uring_connected(struct io_kiocb *req, __s32 res)
 	mw_rec_emit(&r);
 }
 
+/* Every completion on the host comes here: the membership test first, then the request's
+ * opcode and result, read once. */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, struct io_ring_ctx *ring, void *req,
 	     struct io_uring_cqe *cqe)
 {
-	__s32 res = BPF_CORE_READ(cqe, res);
+	struct io_kiocb *rq = req;
+	__s32 res;
+	__u8 op;
 
-	if (!req || !mw_is_tracked())
+	if (!rq || !mw_is_tracked())
 		return 0;
-	mw_uring_opened((struct io_kiocb *)req, res);
-	mw_uring_connected((struct io_kiocb *)req, res);
-	return mw_chan_uring((struct io_kiocb *)req, res); /* channel bytes it moved */
+	res = BPF_CORE_READ(cqe, res);
+	op = BPF_CORE_READ(rq, opcode);
+	if (op == MW_IORING_OPENAT || op == MW_IORING_OPENAT2)
+		mw_uring_opened(rq, op, res);
+	else if (op == MW_IORING_CONNECT)
+		mw_uring_connected(rq, res);
+	return mw_chan_uring(rq, op, res); /* channel bytes it moved */
 }
 
 /* userfaultfd(flags) */

@@ -308,40 +308,40 @@ static void ring_open(struct ring *r)
 	r->cq = r->sq;
 }
 
-/* Submits sqe, waits for its completion and returns its result. */
-static int ring_run(struct ring *r, const struct io_uring_sqe *sqe)
+/* Queues sqe and enters the ring for it, waiting for wait completions. */
+static void ring_enter(struct ring *r, const struct io_uring_sqe *sqe, unsigned wait)
 {
 	unsigned *tail = (unsigned *)(r->sq + r->p.sq_off.tail);
 	unsigned *array = (unsigned *)(r->sq + r->p.sq_off.array);
 	unsigned mask = *(unsigned *)(r->sq + r->p.sq_off.ring_mask);
-	unsigned *chead = (unsigned *)(r->cq + r->p.cq_off.head);
-	unsigned cmask = *(unsigned *)(r->cq + r->p.cq_off.ring_mask);
-	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(r->cq + r->p.cq_off.cqes);
 	unsigned t = *tail;
-	int res;
 
 	r->sqes[t & mask] = *sqe;
 	array[t & mask] = t & mask;
 	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
-	must(syscall(SYS_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) == 1,
+	must(syscall(SYS_io_uring_enter, r->fd, 1, wait, wait ? IORING_ENTER_GETEVENTS : 0, NULL,
+		     0) == 1,
 	     "io_uring_enter");
-	res = cqes[*chead & cmask].res;
-	__atomic_store_n(chead, *chead + 1, __ATOMIC_RELEASE);
-	return res;
 }
 
 /* Submits sqe without waiting for a completion (one skipped on success never comes). */
 static void ring_submit(struct ring *r, const struct io_uring_sqe *sqe)
 {
-	unsigned *tail = (unsigned *)(r->sq + r->p.sq_off.tail);
-	unsigned *array = (unsigned *)(r->sq + r->p.sq_off.array);
-	unsigned mask = *(unsigned *)(r->sq + r->p.sq_off.ring_mask);
-	unsigned t = *tail;
+	ring_enter(r, sqe, 0);
+}
 
-	r->sqes[t & mask] = *sqe;
-	array[t & mask] = t & mask;
-	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
-	must(syscall(SYS_io_uring_enter, r->fd, 1, 0, 0, NULL, 0) == 1, "io_uring_enter");
+/* Submits sqe, waits for its completion and returns its result. */
+static int ring_run(struct ring *r, const struct io_uring_sqe *sqe)
+{
+	unsigned *chead = (unsigned *)(r->cq + r->p.cq_off.head);
+	unsigned cmask = *(unsigned *)(r->cq + r->p.cq_off.ring_mask);
+	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(r->cq + r->p.cq_off.cqes);
+	int res;
+
+	ring_enter(r, sqe, 1);
+	res = cqes[*chead & cmask].res;
+	__atomic_store_n(chead, *chead + 1, __ATOMIC_RELEASE);
+	return res;
 }
 
 static struct io_uring_sqe path_sqe(__u8 op, int dfd, const char *path, int flags)
