@@ -23,7 +23,7 @@
  * limit (0: none). Also the context of the chunk loop, with len cut to what is kept. No
  * padding: the verifier wants every byte of a global function's argument initialised. */
 struct mw_span {
-	__u64 ubuf;
+	__u64 ubuf; /* ubuf and len first, as in a struct iovec (mw_cap_iov reads one into them) */
 	__u64 len;
 	__u64 offset;
 	__u64 call_done;
@@ -223,31 +223,43 @@ static __always_inline void mw_cap_checked(struct mw_rec *r, __u32 idx, const vo
 	r->off = off + n;
 }
 
+/* mw_cap_span's loop context: the span (in its caller's frame) and how much of it is kept. A
+ * pointer rather than a copy of the span: every byte of the loop's stack context counts towards
+ * the 512 bytes of the deepest call chain (writev: handler, iovec loop, span, chunk, mw_hash),
+ * and kernels without private BPF stacks (before 6.13, or with them off) refuse a chain over it. */
+struct mw_cap_ctx {
+	const struct mw_span *sp;
+	__u64 keep;
+};
+
 static long mw_cap_chunk(__u32 i, void *data)
 {
-	struct mw_span *c = data;
+	struct mw_cap_ctx *c = data;
+	const struct mw_span *sp = c->sp;
 	__u64 at = (__u64)i * MW_DATA_MAX;
 	struct mw_rec r;
 	struct mw_event *e;
 	__u32 n;
+	bool final;
 
-	if (at >= c->len)
+	if (!sp || at >= c->keep)
 		return 1;
-	n = c->len - at > MW_DATA_MAX ? MW_DATA_MAX : (__u32)(c->len - at);
-	e = mw_rec_begin(&r, c->op, c->ret);
+	n = c->keep - at > MW_DATA_MAX ? MW_DATA_MAX : (__u32)(c->keep - at);
+	e = mw_rec_begin(&r, sp->op, sp->ret);
 	if (!e)
 		return 1;
-	e->arg[0] = c->fd;
-	e->arg[1] = c->offset + at;
-	e->arg[2] = c->ret;
-	e->arg[3] = c->chunk0 + i;
-	if (c->last_span && at + n >= c->len)
+	e->arg[0] = sp->fd;
+	e->arg[1] = sp->offset + at;
+	e->arg[2] = sp->ret;
+	e->arg[3] = sp->chunk0 + i;
+	final = sp->last_span && at + n >= c->keep;
+	if (final)
 		e->flags |= MW_F_LAST;
-	if (c->op == MW_OP_STDIO_WRITE)
-		mw_cap_checked(&r, c->chunk0 + i, (const void *)(c->ubuf + at), n,
-			       c->call_done + at, c->last_span && at + n >= c->len);
+	if (sp->op == MW_OP_STDIO_WRITE)
+		mw_cap_checked(&r, sp->chunk0 + i, (const void *)(sp->ubuf + at), n,
+			       sp->call_done + at, final);
 	else
-		mw_slot_bytes(&r, MW_S_DATA, (const void *)(c->ubuf + at), n, MW_DATA_MAX, true);
+		mw_slot_bytes(&r, MW_S_DATA, (const void *)(sp->ubuf + at), n, MW_DATA_MAX, true);
 	mw_rec_emit(&r);
 	return 0;
 }
@@ -280,6 +292,16 @@ static __always_inline void mw_chan_moved_gap(struct mw_chan *ch, int fd, long r
 	mw_chan_gap(MW_OP_STDIO_MOVED, fd, ret, offset, len, dir);
 }
 
+/* The bytes of a span past what mw_cap_span keeps, as a gap. A function of its own so that its
+ * record is not in mw_cap_span's frame, which is on the deepest call chain (see mw_cap_ctx). */
+static __noinline void mw_span_gap(const struct mw_span *sp, __u64 keep)
+{
+	if (!sp->head)
+		mw_loss(MW_LOSS_CHAN_CUT);
+	mw_chan_gap(sp->op, sp->fd, sp->ret, sp->offset + keep, sp->len - keep,
+		    sp->op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
+}
+
 /* Captures a span within the call's chunk budget; returns the number of chunks used. Bytes over
  * the budget or the head limit become a gap. A global function, so the verifier checks it once,
  * alone: inlined into readv/writev's iovec loop, its own loop made the jump sequence between two
@@ -288,24 +310,20 @@ static __always_inline void mw_chan_moved_gap(struct mw_chan *ch, int fd, long r
  * object including this header brings one, the linker keeps one (as mw_hash). */
 __weak __noinline int mw_cap_span(const struct mw_span *sp)
 {
-	struct mw_span c; /* on the stack, as bpf_loop wants its context */
+	struct mw_cap_ctx c; /* on the stack, as bpf_loop wants its context */
 	__u64 keep;
 	__u32 chunks;
 
 	if (!sp)
 		return 0;
-	c = *sp;
 	keep = mw_span_keep(sp);
-	c.len = keep;
+	c.sp = sp;
+	c.keep = keep;
 	chunks = (__u32)((keep + MW_DATA_MAX - 1) / MW_DATA_MAX);
 	if (chunks)
 		bpf_loop(chunks, mw_cap_chunk, &c, 0);
-	if (keep < sp->len) {
-		if (!sp->head)
-			mw_loss(MW_LOSS_CHAN_CUT);
-		mw_chan_gap(sp->op, sp->fd, sp->ret, sp->offset + keep, sp->len - keep,
-			    sp->op == MW_OP_STDIO_READ ? MW_CHAN_IN : MW_CHAN_OUT);
-	}
+	if (keep < sp->len)
+		mw_span_gap(sp, keep);
 	return chunks;
 }
 
@@ -397,13 +415,13 @@ static long mw_cap_iov(__u32 i, void *data)
 {
 	struct mw_iov_ctx *c = data;
 	struct mw_span sp = {};
-	struct iovec iov;
 	__u64 n;
 
-	if (!c->left || bpf_probe_read_user(&iov, sizeof(iov), &c->vec[i]))
+	/* the iovec straight into the span's ubuf and len, which have its layout: no copy of it
+	 * on a stack that is on the deepest call chain (see mw_cap_ctx) */
+	if (!c->left || bpf_probe_read_user(&sp, sizeof(struct iovec), &c->vec[i]))
 		return 1;
-	n = iov.iov_len < c->left ? iov.iov_len : c->left;
-	sp.ubuf = (__u64)iov.iov_base;
+	n = sp.len < c->left ? sp.len : c->left;
 	sp.len = n;
 	sp.offset = c->offset;
 	sp.call_done = c->done;
@@ -468,8 +486,13 @@ static __always_inline int mw_chan_vec(struct pt_regs *regs, long ret, __u32 dir
  * the read that follows does. */
 static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir)
 {
-	struct user_msghdr m;
+	struct {
+		struct iovec *iov;
+		__kernel_size_t iovlen;
+	} m; /* the msghdr's msg_iov and the msg_iovlen that follows it (the ABI's layout): what
+	      * of it is needed, so the rest takes no room on the stack */
 	int fd = (int)mw_arg(regs, 0);
+	__u64 at;
 
 	if (!mw_is_tracked() || (dir == MW_CHAN_IN && ((__u32)mw_arg(regs, 2) & MW_MSG_PEEK)))
 		return 0;
@@ -479,9 +502,10 @@ static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir
 	 * its msghdr is read (0 bytes: only the end of the stdin object matters) */
 	if (ret < 0 || (ret == 0 ? dir != MW_CHAN_IN : !mw_chan_of(fd, dir)))
 		return 0;
-	if (bpf_probe_read_user(&m, sizeof(m), (const void *)mw_arg(regs, 1)))
-		m.msg_iovlen = 0; /* unreadable: what was moved becomes a gap */
-	return mw_chan_iov(fd, m.msg_iov, (__u32)m.msg_iovlen, ret, dir);
+	at = mw_arg(regs, 1) + offsetof(struct user_msghdr, msg_iov);
+	if (bpf_probe_read_user(&m, sizeof(m), (const void *)at))
+		m.iovlen = 0; /* unreadable: what was moved becomes a gap */
+	return mw_chan_iov(fd, m.iov, (__u32)m.iovlen, ret, dir);
 }
 
 /* ---- entry programs of the writes ---------------------------------------------------------- */
