@@ -265,8 +265,14 @@ struct loader *loader__new(const struct loader_opts *o)
 	if (!err)
 		err = handlers__load_copies(&l->handlers, l->skel);
 	if (err) {
-		p_err("failed to load the BPF programs: %s (run with -vvv for the verifier log)",
-		      strerror(-err));
+		if (log_refusal())
+			p_err("failed to load the BPF programs: the kernel's verifier refused %s "
+			      "(run with -vvv for its log)",
+			      log_refusal());
+		else
+			p_err("failed to load the BPF programs: %s (run with -vvv for the verifier "
+			      "log)",
+			      strerror(-err));
 		goto fail;
 	}
 	l->tracked_bits = mmap(NULL, MW_PID_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,

@@ -2,6 +2,7 @@
  * log.c - leveled diagnostics on stderr for the collector (see log.h).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,66 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The last program the kernel's verifier refused and its verdict, "NAME: VERDICT", or empty. */
+static char refusal[256];
+
+static bool is_statistics_line(const char *line, size_t len)
+{
+	static const char *const stats[] = {"processed ", "verification time ", "stack depth "};
+
+	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		if (len >= strlen(stats[i]) && !strncmp(line, stats[i], strlen(stats[i])))
+			return true;
+	return false;
+}
+
+bool log_verifier_verdict(const char *log, char *out, size_t size)
+{
+	const char *best = NULL, *line = log;
+	size_t best_len = 0;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		if (len && !is_statistics_line(line, len)) {
+			best = line;
+			best_len = len;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!best || !size)
+		return false;
+	snprintf(out, size, "%.*s", (int)(best_len < size ? best_len : size - 1), best);
+	return true;
+}
+
+const char *log_refusal(void)
+{
+	return refusal[0] ? refusal : NULL;
+}
+
+/* libbpf prints a refused program's verifier log as one message: its name and the log. */
+#define LOAD_LOG_FMT "prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n"
+
+__attribute__((format(printf, 1, 0))) static void note_refusal(const char *fmt, va_list ap)
+{
+	const char *name, *log;
+	char verdict[200];
+	va_list aq;
+
+	/* only that exact message (with or without libbpf's prefix), so that its two arguments
+	 * are known to be the strings */
+	if (strcmp(fmt, LOAD_LOG_FMT) && strcmp(fmt, "libbpf: " LOAD_LOG_FMT))
+		return;
+	va_copy(aq, ap);
+	name = va_arg(aq, const char *);
+	log = va_arg(aq, const char *);
+	va_end(aq);
+	if (name && log && log_verifier_verdict(log, verdict, sizeof(verdict)))
+		snprintf(refusal, sizeof(refusal), "%.48s: %s", name, verdict);
+}
+
 __attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_level level,
 							      const char *fmt, va_list ap)
 {
@@ -52,10 +113,13 @@ __attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_
 	enum log_level mine = level == LIBBPF_DEBUG ? LOG_DEBUG + 1 : LOG_DEBUG;
 	int n;
 
+	if (level == LIBBPF_WARN)
+		note_refusal(fmt, ap);
 	if (mine > current_level)
 		return 0;
 	flockfile(stderr);
-	fputs("libbpf: ", stderr);
+	if (strncmp(fmt, "libbpf: ", strlen("libbpf: "))) /* libbpf's own messages carry it */
+		fputs("libbpf: ", stderr);
 	n = vfprintf(stderr, fmt, ap);
 	funlockfile(stderr);
 	return n;

@@ -1,0 +1,98 @@
+/*
+ * check_loadlog.c - the collector's one-line account of a program the kernel refused
+ * (collector/log.c): the verdict is the last line of the verifier's log that is not a
+ * statistic, and libbpf's load-log message, fed through the callback the collector routes
+ * libbpf's output to, leaves "NAME: VERDICT" for the loader's error.
+ */
+#include <check.h>
+#include <stdarg.h>
+
+#include <bpf/libbpf.h>
+
+#include "log.h"
+
+static const char REFUSED_LOG[] =
+	"func#0 @0\n"
+	"Func#4 ('mw_hash') is safe for any args that match its prototype\n"
+	"combined stack size of 4 calls is 560. Too large\n"
+	"processed 16916 insns (limit 1000000) max_states_per_insn 11 total_states 984\n"
+	"verification time 11746 usec\n"
+	"stack depth 240+80+40\n"
+	"\n";
+
+START_TEST(test_verdict_skips_statistics)
+{
+	char out[128];
+
+	ck_assert(log_verifier_verdict(REFUSED_LOG, out, sizeof(out)));
+	ck_assert_str_eq(out, "combined stack size of 4 calls is 560. Too large");
+	/* a log with no final newline, and one truncated to the buffer */
+	ck_assert(log_verifier_verdict("R1 invalid mem access 'scalar'", out, sizeof(out)));
+	ck_assert_str_eq(out, "R1 invalid mem access 'scalar'");
+	ck_assert(log_verifier_verdict("R1 invalid mem access 'scalar'\n", out, 6));
+	ck_assert_str_eq(out, "R1 in");
+}
+END_TEST
+
+START_TEST(test_verdict_of_nothing)
+{
+	char out[16] = "unchanged";
+
+	ck_assert(!log_verifier_verdict("", out, sizeof(out)));
+	ck_assert(!log_verifier_verdict("processed 3 insns\nstack depth 8\n\n", out, sizeof(out)));
+	ck_assert_str_eq(out, "unchanged");
+}
+END_TEST
+
+__attribute__((format(printf, 2, 3))) static int print_through(libbpf_print_fn_t fn,
+							       const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = fn(LIBBPF_WARN, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+START_TEST(test_refusal_from_libbpf_message)
+{
+	libbpf_print_fn_t routed;
+
+	log_set_level(LOG_QUIET); /* the messages are noted, not printed */
+	log_route_libbpf();
+	routed = libbpf_set_print(NULL);
+	ck_assert_ptr_nonnull(routed);
+	ck_assert_ptr_null(log_refusal());
+	/* other messages, with a string argument, leave nothing */
+	print_through(routed, "libbpf: prog '%s': BPF program load failed: %s\n",
+		      "handle_sys_exit_sendmsg", "Permission denied");
+	ck_assert_ptr_null(log_refusal());
+	/* the load log, as libbpf 1.1 prints it (its prefix in the format) and without it */
+	print_through(routed,
+		      "libbpf: prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
+		      "handle_sys_exit_sendmsg", REFUSED_LOG);
+	ck_assert_ptr_nonnull(log_refusal());
+	ck_assert_str_eq(log_refusal(), "handle_sys_exit_sendmsg: combined stack size of 4 calls "
+					"is 560. Too large");
+	print_through(routed, "prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
+		      "handle_sys_exit_readv", "R2 unbounded memory access\n");
+	ck_assert_str_eq(log_refusal(), "handle_sys_exit_readv: R2 unbounded memory access");
+	libbpf_set_print(NULL);
+}
+END_TEST
+
+Suite *loadlog_suite(void);
+
+Suite *loadlog_suite(void)
+{
+	Suite *s = suite_create("loadlog");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_verdict_skips_statistics);
+	tcase_add_test(tc, test_verdict_of_nothing);
+	tcase_add_test(tc, test_refusal_from_libbpf_message);
+	suite_add_tcase(s, tc);
+	return s;
+}
