@@ -12,7 +12,8 @@
  * verifier's own rewrites, as its log's frames are), and the deepest chain, each frame rounded up
  * to 16 bytes as the verifier does for JIT-compiled programs, must be at most 512. The frames of
  * bpf_loop calls the verifier inlined include its 24 bytes of loop state, which its own check
- * does not count: the figure errs on the safe side.
+ * does not count: the figure errs on the safe side. A program whose hook this kernel lacks is
+ * named and not counted (the collector leaves it unloaded too).
  *
  * usage: mw_bpf_stack OBJECT.bpf.o   (root; exit 0 all fit, 1 one does not or a load failed,
  *                                     77 not root)
@@ -191,6 +192,11 @@ static int program_stack(const char *path, int which, char *name, size_t name_si
 	snprintf(name, name_size, "%s", bpf_program__name(prog));
 	log[0] = '\0';
 	err = bpf_object__load(obj);
+	if (err == -ESRCH) { /* no such hook here: the collector leaves it unloaded too */
+		printf("%s: not on this kernel (its hook is missing), not counted\n", name);
+		deepest = 0;
+		goto out;
+	}
 	if (err) {
 		const char *tail = strlen(log) > 300 ? log + strlen(log) - 300 : log;
 
