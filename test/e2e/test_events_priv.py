@@ -160,6 +160,7 @@ class PrivEvents(mwevents.EventsTestCase):
             ([39, at], "uring.f", p("uring.f"), "uring.h", p("uring.h"), None, 0),  # LINKAT
             ([36, at], "uring.l", p("uring.l"), None, None, None, 0),  # UNLINKAT
             ([18, at], "uring.f", p("uring.f"), None, None, None, F_UNCHECKED),  # CQE skip
+            ([18, at], ".ssh/id_uring", p(".ssh", "id_uring"), None, None, None, 0),  # a slot
             ([37, at], "/proc/mw-uring-denied", None, None, None, None, 0),
             ([35, at], "uring.f", p("uring.f"), "/proc/mw-uring-denied", None, None, 0),
             ([16, s["tcp_fd"]], None, None, None, None, "127.0.0.1:%d" % s["tcp_port"], 0),
@@ -187,21 +188,28 @@ class PrivEvents(mwevents.EventsTestCase):
         self.assertEqual([(e["args"][:2], e["ret"]) for e in opened],
                          [([op, s[k]], s[k]) for op, k in ((18, "openat"), (28, "openat2"),
                                                             (18, "openat_hidden"),
-                                                            (18, "openat_dirfd"))])
+                                                            (18, "openat_dirfd"),
+                                                            (18, "openat_slot"))])
+        self.assertEqual(s["openat_slot"], 0)  # a slot's open returns 0, not a descriptor
         for e, path in zip(opened, (p("uring.f"), key, key, key)):
             self.assertOpened(e, path)
+        # the file in the slot has no descriptor to be named from: unresolved, never a guess
+        self.assertEqual((opened[4].get("opened_path"), opened[4]["flags"] & F_UNRES(S_OPENED)),
+                         (None, F_UNRES(S_OPENED)))
         found = mwtest.analyze_json(self.rec.trace, self.keys)["findings"]
         ev = [(f["rule"], f["evidence"]) for f in found if f["process"]["pid"] == s["pid"]]
-        mine = sorted((r, e["path"] or e["addr"] or e["opened_path"]) for r, e in ev
+        mine = sorted((r, e["path"] or e["addr"] or e["opened_path"] or "") for r, e in ev
                       if e["op"] in ("io_uring_submit", "io_uring_opened",
                                      "io_uring_connected"))
         self.assertEqual(mine, [("evasion.io-uring-network", "192.0.2.1:80"),
                                 ("evasion.io-uring-network", "192.0.2.2:80"),
                                 ("evasion.io-uring-sensitive", key),
                                 ("evasion.io-uring-sensitive", key),
+                                ("evasion.io-uring-sensitive", key),  # into the slot
                                 ("evasion.io-uring-sensitive-open", key),
                                 ("evasion.io-uring-sensitive-open", key),
                                 ("evasion.io-uring-sensitive-open", key),
+                                ("evasion.io-uring-unchecked", ""),  # the slot's file
                                 ("evasion.io-uring-unchecked", p("uring.f")),
                                 ("evasion.io-uring-write-outside-workspace",
                                  "/proc/mw-uring-denied"),

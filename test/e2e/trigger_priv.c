@@ -422,7 +422,8 @@ static struct io_uring_sqe connect_sqe(int fd, const struct sockaddr_in *to)
 
 /* openat (a relative name, a key under .ssh, and the key through /proc/self/fd of its
  * directory and relative to a descriptor of it), openat2, statx, mkdirat, renameat, symlinkat,
- * linkat, unlinkat; a mkdirat and a renameat aimed outside the workspace, refused. */
+ * linkat, unlinkat; an open whose completion is skipped, the key opened into a registered file
+ * slot; a mkdirat and a renameat aimed outside the workspace, refused. */
 static void uring_paths(struct out *o, struct ring *r)
 {
 	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC};
@@ -473,6 +474,14 @@ static void uring_paths(struct out *o, struct ring *r)
 	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, "uring.f", O_RDONLY | O_CLOEXEC);
 	sqe.flags = IOSQE_CQE_SKIP_SUCCESS;
 	ring_submit(r, &sqe);
+	/* the key opened into a registered file slot (a sparse table of one): no descriptor
+	 * names it, so its completion's file is unresolved */
+	must(syscall(SYS_io_uring_register, r->fd, IORING_REGISTER_FILES, &(int){-1}, 1) == 0,
+	     "register a sparse file table");
+	/* into slot 0 (file_index is the slot plus one); O_CLOEXEC is refused with a slot */
+	sqe = path_sqe(IORING_OP_OPENAT, AT_FDCWD, ".ssh/id_uring", O_RDONLY);
+	sqe.file_index = 1;
+	out_ret(o, "openat_slot", ring_run(r, &sqe));
 	/* changes outside the workspace, refused to everyone (procfs) */
 	sqe = path_sqe(IORING_OP_MKDIRAT, AT_FDCWD, "/proc/mw-uring-denied", 0);
 	sqe.len = 0700;
