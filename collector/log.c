@@ -1,6 +1,7 @@
 /*
  * log.c - leveled diagnostics on stderr for the collector (see log.h).
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,8 +47,11 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The last program the kernel's verifier refused and its verdict, "NAME: VERDICT", or empty. */
+/* The first program the kernel's verifier refused and its verdict, "NAME: VERDICT", or empty.
+ * The loader loads handler copies in threads of their own: set under the lock, read after
+ * they are joined. */
 static char refusal[256];
+static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool is_statistics_line(const char *line, size_t len)
 {
@@ -102,8 +106,12 @@ __attribute__((format(printf, 1, 0))) static void note_refusal(const char *fmt, 
 	name = va_arg(aq, const char *);
 	log = va_arg(aq, const char *);
 	va_end(aq);
-	if (name && log && log_verifier_verdict(log, verdict, sizeof(verdict)))
+	if (!name || !log || !log_verifier_verdict(log, verdict, sizeof(verdict)))
+		return;
+	pthread_mutex_lock(&refusal_lock);
+	if (!refusal[0])
 		snprintf(refusal, sizeof(refusal), "%.48s: %s", name, verdict);
+	pthread_mutex_unlock(&refusal_lock);
 }
 
 __attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_level level,

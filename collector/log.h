@@ -16,7 +16,7 @@ enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Routes libbpf's print callback into log_msg. */
 void log_route_libbpf(void);
-/* The last program the kernel's verifier refused while libbpf's output was routed here, as
+/* The first program the kernel's verifier refused while libbpf's output was routed here, as
  * "NAME: VERDICT" (the verdict: the last line of its log that is not a statistic), at any log
  * level; NULL when none was. */
 const char *log_refusal(void);

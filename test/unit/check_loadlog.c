@@ -56,7 +56,9 @@ __attribute__((format(printf, 2, 3))) static int print_through(libbpf_print_fn_t
 	return n;
 }
 
-START_TEST(test_refusal_from_libbpf_message)
+/* The callback the collector routes libbpf's output to, with nothing printed. Check runs each
+ * test in a process of its own, so each starts with no refusal noted. */
+static libbpf_print_fn_t routed_callback(void)
 {
 	libbpf_print_fn_t routed;
 
@@ -65,21 +67,39 @@ START_TEST(test_refusal_from_libbpf_message)
 	routed = libbpf_set_print(NULL);
 	ck_assert_ptr_nonnull(routed);
 	ck_assert_ptr_null(log_refusal());
+	return routed;
+}
+
+START_TEST(test_refusal_from_libbpf_message)
+{
+	libbpf_print_fn_t routed = routed_callback();
+
 	/* other messages, with a string argument, leave nothing */
 	print_through(routed, "libbpf: prog '%s': BPF program load failed: %s\n",
 		      "handle_sys_exit_sendmsg", "Permission denied");
 	ck_assert_ptr_null(log_refusal());
-	/* the load log, as libbpf 1.1 prints it (its prefix in the format) and without it */
+	/* the load log, as libbpf 1.1 prints it (its prefix in the format) */
 	print_through(routed,
 		      "libbpf: prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
 		      "handle_sys_exit_sendmsg", REFUSED_LOG);
 	ck_assert_ptr_nonnull(log_refusal());
 	ck_assert_str_eq(log_refusal(), "handle_sys_exit_sendmsg: combined stack size of 4 calls "
 					"is 560. Too large");
+	/* a second refusal (another thread's copy of the handlers) keeps the first */
+	print_through(routed, "prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
+		      "handle_sys_exit_readv", "R2 unbounded memory access\n");
+	ck_assert_str_eq(log_refusal(), "handle_sys_exit_sendmsg: combined stack size of 4 calls "
+					"is 560. Too large");
+}
+END_TEST
+
+START_TEST(test_refusal_without_prefix)
+{
+	libbpf_print_fn_t routed = routed_callback();
+
 	print_through(routed, "prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
 		      "handle_sys_exit_readv", "R2 unbounded memory access\n");
 	ck_assert_str_eq(log_refusal(), "handle_sys_exit_readv: R2 unbounded memory access");
-	libbpf_set_print(NULL);
 }
 END_TEST
 
@@ -93,6 +113,7 @@ Suite *loadlog_suite(void)
 	tcase_add_test(tc, test_verdict_skips_statistics);
 	tcase_add_test(tc, test_verdict_of_nothing);
 	tcase_add_test(tc, test_refusal_from_libbpf_message);
+	tcase_add_test(tc, test_refusal_without_prefix);
 	suite_add_tcase(s, tc);
 	return s;
 }
