@@ -20,8 +20,8 @@
 
 /* A span of the stream to capture: len bytes at ubuf (stream offset offset), the call's
  * chunk0-th chunk onwards, call_done bytes of the call already taken, head the --stdio head
- * limit (0: none). Also the context of the chunk loop, with len cut to what is kept. No
- * padding: the verifier wants every byte of a global function's argument initialised. */
+ * limit (0: none). The chunk loop's context points to it (struct mw_cap_ctx). No padding: the
+ * verifier wants every byte of a global function's argument initialised. */
 struct mw_span {
 	__u64 ubuf; /* ubuf and len first, as in a struct iovec (mw_cap_iov reads one into them) */
 	__u64 len;
@@ -35,6 +35,10 @@ struct mw_span {
 	__u16 last_span;
 	__u32 pad;
 };
+
+_Static_assert(sizeof(struct iovec) == 16 && __builtin_offsetof(struct mw_span, ubuf) == 0 &&
+		       __builtin_offsetof(struct mw_span, len) == 8,
+	       "a struct iovec read into a span fills ubuf and len");
 
 static __always_inline struct mw_chan *mw_chan_match_file(struct file *f, __u32 dir)
 {
@@ -489,8 +493,11 @@ static __always_inline int mw_chan_msg(struct pt_regs *regs, long ret, __u32 dir
 	struct {
 		struct iovec *iov;
 		__kernel_size_t iovlen;
-	} m; /* the msghdr's msg_iov and the msg_iovlen that follows it (the ABI's layout): what
-	      * of it is needed, so the rest takes no room on the stack */
+	} m; /* the msghdr's msg_iov and the msg_iovlen that follows it: what of it is needed,
+	      * so the rest takes no room on the stack */
+	_Static_assert(__builtin_offsetof(struct user_msghdr, msg_iovlen) ==
+			       __builtin_offsetof(struct user_msghdr, msg_iov) + sizeof(m.iov),
+		       "msg_iovlen follows msg_iov");
 	int fd = (int)mw_arg(regs, 0);
 	__u64 at;
 

@@ -103,8 +103,8 @@ __attribute__((format(printf, 1, 0))) static void note_refusal(const char *fmt, 
 	if (strcmp(fmt, LOAD_LOG_FMT) && strcmp(fmt, "libbpf: " LOAD_LOG_FMT))
 		return;
 	va_copy(aq, ap);
-	name = va_arg(aq, const char *);
-	log = va_arg(aq, const char *);
+	name = va_arg(aq, char *); /* libbpf passes char *, as the two %s say */
+	log = va_arg(aq, char *);
 	va_end(aq);
 	if (!name || !log || !log_verifier_verdict(log, verdict, sizeof(verdict)))
 		return;

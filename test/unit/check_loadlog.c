@@ -6,6 +6,9 @@
  */
 #include <check.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -103,6 +106,40 @@ START_TEST(test_refusal_without_prefix)
 }
 END_TEST
 
+/* Printed (-vv): the message in full after the refusal was noted from it (its arguments are
+ * still there for the printing), with one "libbpf: " prefix, not two. */
+START_TEST(test_load_log_printed_once)
+{
+	libbpf_print_fn_t routed;
+	FILE *err = tmpfile();
+	char out[1024];
+	size_t n;
+	int saved = dup(STDERR_FILENO);
+
+	ck_assert_ptr_nonnull(err);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(dup2(fileno(err), STDERR_FILENO), 0);
+	log_set_level(LOG_DEBUG);
+	log_route_libbpf();
+	routed = libbpf_set_print(NULL);
+	print_through(routed,
+		      "libbpf: prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --\n",
+		      "handle_sys_exit_sendmsg", REFUSED_LOG);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+	close(saved);
+	rewind(err);
+	n = fread(out, 1, sizeof(out) - 1, err);
+	out[n] = '\0';
+	fclose(err);
+	ck_assert_ptr_nonnull(log_refusal());
+	ck_assert_ptr_nonnull(strstr(out, "libbpf: prog 'handle_sys_exit_sendmsg': -- BEGIN PROG "
+					  "LOAD LOG --\nfunc#0 @0\n"));
+	ck_assert_ptr_nonnull(strstr(out, "Too large\nprocessed 16916 insns"));
+	ck_assert_ptr_null(strstr(out, "libbpf: libbpf:"));
+}
+END_TEST
+
 Suite *loadlog_suite(void);
 
 Suite *loadlog_suite(void)
@@ -114,6 +151,7 @@ Suite *loadlog_suite(void)
 	tcase_add_test(tc, test_verdict_of_nothing);
 	tcase_add_test(tc, test_refusal_from_libbpf_message);
 	tcase_add_test(tc, test_refusal_without_prefix);
+	tcase_add_test(tc, test_load_log_printed_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
