@@ -218,6 +218,12 @@ class PrivEvents(mwevents.EventsTestCase):
                                 ("net.agent-socket", "unix:" + s["agent"]),
                                 ("net.cloud-metadata", "169.254.169.254:80"),
                                 ("net.privileged-socket", "unix:/run/docker.sock")])
+        # the unchecked finding without a name is the open into the slot, at its completion
+        self.assertEqual([(e["op"], e["ret"], e.get("opened_path"),
+                           e["flags"] & F_UNRES(S_OPENED))
+                          for r, e in ev if r == "evasion.io-uring-unchecked"
+                          and not (e["path"] or e["addr"] or e["opened_path"])],
+                         [("io_uring_opened", 0, None, F_UNRES(S_OPENED))])
 
     def test_tiocsti(self):
         # only the request that types into a terminal is recorded: with the terminal and the
