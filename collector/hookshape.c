@@ -34,10 +34,18 @@ static const struct btf_type *pointee(const struct btf *btf, int id)
 	return id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
 }
 
+int hook_typedef(const char *hook, const struct btf *vmlinux)
+{
+	char name[128];
+
+	if (!vmlinux || snprintf(name, sizeof(name), "btf_trace_%s", hook) >= (int)sizeof(name))
+		return -1;
+	return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+}
+
 bool hook_has_shape(const char *hook, const struct btf *vmlinux)
 {
 	const struct btf_type *proto, *arg;
-	char name[128];
 	size_t i;
 
 	for (i = 0; i < sizeof(hook_shapes) / sizeof(hook_shapes[0]); i++) {
@@ -45,9 +53,7 @@ bool hook_has_shape(const char *hook, const struct btf *vmlinux)
 
 		if (strcmp(h->hook, hook))
 			continue;
-		if (!vmlinux || snprintf(name, sizeof(name), "btf_trace_%s", hook) >= (int)sizeof(name))
-			return false;
-		proto = pointee(vmlinux, btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF));
+		proto = pointee(vmlinux, hook_typedef(hook, vmlinux));
 		if (!proto || !btf_is_func_proto(proto) || btf_vlen(proto) <= h->arg + 1)
 			return false;
 		arg = pointee(vmlinux, (int)btf_params(proto)[h->arg + 1].type);

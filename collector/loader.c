@@ -86,7 +86,7 @@ static bool hook_hidden(const char *hook)
 /* Whether the hook named by a program's section exists on this kernel. */
 static bool hook_exists(const char *sec, const struct btf *vmlinux)
 {
-	char path[256], name[128];
+	char path[256];
 
 	if (!strncmp(sec, "tracepoint/", 11)) {
 		snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s", sec + 11);
@@ -95,12 +95,8 @@ static bool hook_exists(const char *sec, const struct btf *vmlinux)
 		snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s", sec + 11);
 		return access(path, F_OK) == 0;
 	}
-	if (!strncmp(sec, "tp_btf/", 7)) {
-		if (hook_hidden(sec + 7))
-			return false;
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-		return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
-	}
+	if (!strncmp(sec, "tp_btf/", 7))
+		return !hook_hidden(sec + 7) && hook_typedef(sec + 7, vmlinux) > 0;
 	return true;
 }
 
@@ -265,14 +261,9 @@ struct loader *loader__new(const struct loader_opts *o)
 	if (!err)
 		err = handlers__load_copies(&l->handlers, l->skel);
 	if (err) {
-		if (log_refusal())
-			p_err("failed to load the BPF programs: the kernel's verifier refused %s "
-			      "(run with -vvv for its log)",
-			      log_refusal());
-		else
-			p_err("failed to load the BPF programs: %s (run with -vvv for the verifier "
-			      "log)",
-			      strerror(-err));
+		p_err("failed to load the BPF programs: %s%s (run with -vvv for the verifier log)",
+		      log_refusal() ? "the kernel's verifier refused " : "",
+		      log_refusal() ? log_refusal() : strerror(-err));
 		goto fail;
 	}
 	l->tracked_bits = mmap(NULL, MW_PID_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,

@@ -265,12 +265,9 @@ static int deepest_from(struct graph *g, int k, int level)
  * tracepoint exists with the arguments it reads (collector/loader.c, hookshape.c). */
 static bool collector_loads(const char *sec, const struct btf *vmlinux, const char *name)
 {
-	char typedef_name[128];
-
 	if (strncmp(sec, "tp_btf/", 7))
 		return true;
-	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", sec + 7);
-	if (btf__find_by_name_kind(vmlinux, typedef_name, BTF_KIND_TYPEDEF) < 0) {
+	if (hook_typedef(sec + 7, vmlinux) <= 0) {
 		printf("%s: this kernel has no hook %s: not loaded by the collector, not counted\n",
 		       name, sec);
 		return false;

@@ -59,6 +59,7 @@ START_TEST(other_arguments_are_refused)
 	ck_assert(!hook_has_shape("io_uring_complete", b));
 	btf__free(b);
 	ck_assert(!hook_has_shape("io_uring_complete", NULL));
+	ck_assert_int_lt(hook_typedef("io_uring_complete", NULL), 0);
 }
 END_TEST
 
@@ -72,6 +73,9 @@ START_TEST(hooks_without_a_listed_shape_pass)
 	ck_assert(hook_has_shape("io_uring_submit_req", empty));
 	/* listed but absent from this kernel */
 	ck_assert(!hook_has_shape("io_uring_complete", empty));
+	/* the hook's typedef, found where it exists only */
+	ck_assert_int_gt(hook_typedef("io_uring_complete", b), 0);
+	ck_assert_int_lt(hook_typedef("io_uring_complete", empty), 0);
 	btf__free(empty);
 	btf__free(b);
 }
