@@ -28,7 +28,8 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
   throughput  collector: events/s sustained with zero loss for 10 s with default buffers, CPU
               per million events, peak RSS; for each --evgen kind (failing opens with a path,
               refused bpf() calls with integers only: the cheapest recorded syscall; opens of
-              64 files in turn, with the file opened: a value definition each). The
+              64 files in turn, with the file opened: a value definition each; uring, no-op
+              io_uring requests, 31 a syscall, for rates the syscalls cannot offer). The
               minimal tracer gets the same runs for the opens (unless --no-reference).
   tracesize   trace bytes per event, by family, of the overhead section's recordings.
   analyzer    verify / dump (text, --json) / analyze (default policy; text, json, sarif) /
@@ -64,7 +65,7 @@ import slowdisk
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = "/usr/bin/python3"
-EVGEN_CLASS = {"open": "file", "bpf": "privilege", "files": "file"}  # evgen KIND -> tracestat class
+EVGEN_CLASS = {"open": "file", "bpf": "privilege", "uring": "evasion", "files": "file"}  # evgen KIND -> tracestat class
 NOBODY = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 # Iterations per repetition: the baseline loop runs for roughly 0.3-0.6 s here.
@@ -969,11 +970,12 @@ def main():
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
     ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--evgen", default="open,bpf,files",
+    ap.add_argument("--evgen", default="open,bpf,files,uring",
                     help="throughput: event kinds to generate (open: failing openat records "
                          "with a path; bpf: refused bpf(-1, NULL, 0) records, integers only; "
                          "files: opens of 64 files in turn, path and opened file, a value "
-                         "definition each)")
+                         "definition each; uring: no-op io_uring requests, a record each, 31 "
+                         "to a syscall)")
     ap.add_argument("--analyzer", help="the analyzer the analyzer and icount sections time "
                     "(default: BUILD/analyzer/mcpwitness; e.g. the packaged build's, "
                     "build-deb/analyzer/mcpwitness)")

@@ -11,16 +11,24 @@
  * more than the open records allow on few cores); `files`, an openat (and close) of DIR/f00
  * to DIR/f63 in turn (bench.py makes them): a record with the path as passed and the file
  * opened, walked from the new fd, whose value the trace defines once a chunk of 64 records,
- * so a definition per event (the MCP-like mix of gentrace.c has 0.85).
+ * so a definition per event (the MCP-like mix of gentrace.c has 0.85); `uring`, batches of
+ * BATCH - 1 no-op io_uring requests, each batch submitted and reaped by one io_uring_enter: a
+ * record per request (io_uring_submit, evasion family) and one for the enter, so BATCH records
+ * a syscall. On two cores the syscalls themselves cap the other kinds below a million records a
+ * second (each pays the kernel's entry and exit, the syscall-tracing path and two dispatcher
+ * runs); this one measures the collector, not the syscall path, at rates the others cannot
+ * offer. Each thread has a ring of its own.
  *
- * usage: evgen RATE SECONDS [THREADS [open | bpf | files DIR]]
+ * usage: evgen RATE SECONDS [THREADS [open | bpf | uring | files DIR]]
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,9 +38,17 @@
 #define BATCH 32
 #define FILES 64
 
-enum kind { K_OPEN, K_BPF, K_FILES };
+enum kind { K_OPEN, K_BPF, K_URING, K_FILES };
 
 static char files[FILES][4096];
+
+/* K_URING: a thread's ring, mapped from the io_uring fd (no liburing: the bench builds with
+ * the packages the project already installs). */
+struct uring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail;
+	struct io_uring_sqe *sqes;
+};
 
 struct gen {
 	double rate; /* events per second for this thread */
@@ -40,8 +56,66 @@ struct gen {
 	unsigned next; /* K_FILES: the next of files[] */
 	uint64_t end_ns;
 	uint64_t done;
+	struct uring ring; /* K_URING */
 	pthread_t th;
 };
+
+/* Sets up a ring of BATCH entries. 0, or -1 with a message. */
+static int uring_open(struct uring *u)
+{
+	struct io_uring_params p;
+	size_t sq_len, cq_len;
+	unsigned char *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	u->fd = (int)syscall(SYS_io_uring_setup, BATCH, &p);
+	if (u->fd < 0) {
+		fprintf(stderr, "evgen: io_uring_setup: %s\n", strerror(errno));
+		return -1;
+	}
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (!(p.features & IORING_FEAT_SINGLE_MMAP)) {
+		fprintf(stderr, "evgen: io_uring without IORING_FEAT_SINGLE_MMAP (Linux < 5.4)\n");
+		return -1;
+	}
+	sq_len = sq_len > cq_len ? sq_len : cq_len;
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || u->sqes == MAP_FAILED) {
+		fprintf(stderr, "evgen: mmap of the io_uring: %s\n", strerror(errno));
+		return -1;
+	}
+	cq = sq;
+	u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (unsigned *)(sq + p.sq_off.array);
+	u->cq_head = (unsigned *)(cq + p.cq_off.head);
+	u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	return 0;
+}
+
+/* Submits n no-op requests and waits for their completions, which it consumes: one
+ * io_uring_enter. */
+static void uring_nops(struct uring *u, unsigned n)
+{
+	unsigned tail = *u->sq_tail, i;
+
+	for (i = 0; i < n; i++, tail++) {
+		unsigned idx = tail & *u->sq_mask;
+
+		memset(&u->sqes[idx], 0, sizeof(u->sqes[idx]));
+		u->sqes[idx].opcode = IORING_OP_NOP;
+		u->sqes[idx].user_data = i;
+		u->sq_array[idx] = idx;
+	}
+	__atomic_store_n(u->sq_tail, tail, __ATOMIC_RELEASE);
+	syscall(SYS_io_uring_enter, u->fd, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
+	__atomic_store_n(u->cq_head, __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE),
+			 __ATOMIC_RELEASE);
+}
 
 static void *gen_run(void *arg)
 {
@@ -54,7 +128,10 @@ static void *gen_run(void *arg)
 		int i;
 
 		for (i = 0; i < BATCH; i++) {
-			if (g->kind == K_BPF) {
+			if (g->kind == K_URING) {
+				uring_nops(&g->ring, BATCH - 1); /* BATCH records */
+				break;
+			} else if (g->kind == K_BPF) {
 				syscall(SYS_bpf, -1, NULL, 0); /* EINVAL or EPERM */
 			} else if (g->kind == K_OPEN) {
 				openat(AT_FDCWD, "/nonexistent/mcpwitness-bench", O_RDONLY);
@@ -100,14 +177,15 @@ static int name_files(const char *dir)
 int main(int argc, char **argv)
 {
 	static const char *const kinds[] = {
-		[K_OPEN] = "open", [K_BPF] = "bpf", [K_FILES] = "files"};
+		[K_OPEN] = "open", [K_BPF] = "bpf", [K_URING] = "uring", [K_FILES] = "files"};
 	struct gen g[16];
 	double rate, secs;
 	int threads, i, kind = K_OPEN;
 	uint64_t t0, total = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: evgen RATE SECONDS [THREADS [open | bpf | files DIR]]\n");
+		fprintf(stderr,
+			"usage: evgen RATE SECONDS [THREADS [open | bpf | uring | files DIR]]\n");
 		return 2;
 	}
 	rate = atof(argv[1]);
@@ -119,18 +197,25 @@ int main(int argc, char **argv)
 	if (rate <= 0 || secs <= 0 || threads < 1 || threads > 16 || kind < K_OPEN ||
 	    (kind == K_FILES) != (argc == 6) || argc > 6) {
 		fprintf(stderr, "evgen: bad RATE, SECONDS, THREADS (1-16) or KIND (open, bpf, "
-				"files DIR)\n");
+				"uring, files DIR)\n");
 		return 2;
 	}
 	if (kind == K_FILES && name_files(argv[5]))
 		return 2;
+	memset(g, 0, sizeof(g));
+	for (i = 0; i < threads; i++) /* rings set up before the clock starts */
+		if (kind == K_URING && uring_open(&g[i].ring))
+			return 2;
 	fprintf(stderr, "MWSTART\n"); /* bench.py samples the collector's CPU time from here */
 	t0 = wl_now_ns();
 	for (i = 0; i < threads; i++) {
+		struct uring ring = g[i].ring;
+
 		g[i] = (struct gen){.rate = rate / threads,
 				    .kind = (enum kind)kind,
 				    .next = (unsigned)i * FILES / (unsigned)threads,
-				    .end_ns = t0 + (uint64_t)(secs * 1e9)};
+				    .end_ns = t0 + (uint64_t)(secs * 1e9),
+				    .ring = ring};
 		if (pthread_create(&g[i].th, NULL, gen_run, &g[i]))
 			return 1;
 	}
