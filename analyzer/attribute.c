@@ -196,7 +196,7 @@ int callmodel__proc(struct callmodel *cm, const Mcpt__ProcInfo *pi, uint64_t ind
 {
 	if (pi->kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END)
 		return 0;
-	return procbind__alive(cm->pb, pi->pid, pi->pstart, pi->ts, index);
+	return procbind__alive(cm->pb, pi->pid, pi->pstart, pi->ts, index, pi->killed);
 }
 
 int callmodel__loss(struct callmodel *cm, const Mcpt__Loss *l)

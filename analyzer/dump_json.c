@@ -253,10 +253,12 @@ static void proc_json(struct jsonl *j, const Mcpt__ProcInfo *p)
 	jsonl_int(j, "pid", p->pid);
 	jsonl_u64(j, "pstart", p->pstart);
 	jsonl_int(j, "ppid", p->ppid);
-	if (p->kind == MCPT__PROC_INFO__KIND__ALIVE_AT_END)
+	if (p->kind == MCPT__PROC_INFO__KIND__ALIVE_AT_END) {
 		jsonl_null(j, "uid"); /* not known at the end (trace.proto) */
-	else
+		jsonl_bool(j, "killed", p->killed);
+	} else {
 		jsonl_int(j, "uid", p->uid);
+	}
 	put_bin(j, "exe", &p->exe);
 	argv_list(j, "argv", p->argv, p->n_argv);
 }

@@ -336,6 +336,8 @@ static void proc_text(struct strbuf *sb, const Mcpt__ProcInfo *p)
 	strbuf_printf(sb, " %s kind=%s pid=%u ppid=%u", ts, k ? k->name : "?", p->pid, p->ppid);
 	if (p->kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END) /* not known at the end (trace.proto) */
 		strbuf_printf(sb, " uid=%u", p->uid);
+	else if (p->killed)
+		strbuf_puts(sb, " killed");
 	put_bin(sb, "exe", &p->exe);
 	put_argv_list(sb, p->argv, p->n_argv);
 }

@@ -591,8 +591,13 @@ static int evaluate_outlived(struct engine *e)
 		strbuf_reset(&d);
 		strbuf_printf(&d, "pid %u ", b->pid);
 		procbind_exe_text(&d, b, NULL);
-		strbuf_puts(&d, " was still running after the server exited: not recorded from the "
-				"end of the trace on");
+		strbuf_puts(
+			&d,
+			b->killed_at_end
+				? " was still running after the server exited, until the "
+				  "collector killed it when the linger ran out"
+				: " was still running after the server exited: not recorded from "
+				  "the end of the trace on");
 		v.detail = strbuf_str(&d);
 		err = strbuf_error(&d)
 			      ?: evaluate_subject(e, &v, b->alive_index, false, p, NULL, NULL);

@@ -19,6 +19,26 @@ size_t outlived_count(const struct callmodel *cm)
 	return n;
 }
 
+bool outlived_all_killed(const struct callmodel *cm)
+{
+	const struct procbind *pb = callmodel__procs(cm);
+	const struct pb_proc *p;
+
+	for (size_t i = 0; (p = procbind__at(pb, i)); i++)
+		if (procbind_outlived(p) && !p->killed_at_end)
+			return false;
+	return true;
+}
+
+const char *outlived_heading(const struct callmodel *cm)
+{
+	return outlived_all_killed(cm)
+		       ? "still running after the server exited, killed by the collector when the "
+			 "linger ran out"
+		       : "still running after the server exited, not recorded from the end of the "
+			 "trace on";
+}
+
 bool outlived_server_gone(const struct callmodel *cm)
 {
 	return !procbind__server_alive(callmodel__procs(cm));
@@ -64,6 +84,8 @@ void outlived_text(struct strbuf *sb, const struct callmodel *cm, const char *in
 		strbuf_printf(sb, "%spid %u ", indent, p->pid);
 		procbind_exe_text(sb, p, NULL);
 		text_call_of(sb, cs, p);
+		if (p->killed_at_end)
+			strbuf_puts(sb, ", killed");
 		strbuf_putc(sb, '\n');
 	}
 	if (more)
@@ -82,6 +104,7 @@ static json_t *proc_json(const struct callset *cs, const struct pb_proc *p)
 	for (size_t i = 0; !err && p->bind == BIND_AMBIGUOUS && i < p->n_cand; i++)
 		err = json_array_append_new(cand, callinfo_ref_json(callset__get(cs, p->cand[i])));
 	err = err ?: json_object_set_new(o, "pid", json_integer(p->pid));
+	err = err ?: json_object_set_new(o, "killed", json_boolean(p->killed_at_end));
 	err = err ?: json_object_set_new(o, "pstart", json_integer((json_int_t)p->pstart));
 	err = err
 		      ?: json_object_set_new(o, "exe",

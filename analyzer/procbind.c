@@ -120,13 +120,15 @@ int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart)
 	return get(pb, pid, pstart) ? 0 : -ENOMEM;
 }
 
-int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts, uint64_t index)
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts, uint64_t index,
+		    bool killed)
 {
 	struct pb_proc *p = get(pb, pid, pstart);
 
 	if (!p)
 		return -ENOMEM;
 	p->alive_at_end = true;
+	p->killed_at_end = killed;
 	p->alive_ts = ts;
 	p->alive_index = index;
 	pb->server_alive |= p->is_target;

@@ -55,6 +55,7 @@ struct pb_proc {
 	uint64_t exit_ts;
 	bool is_target;
 	bool alive_at_end; /* still running when recording stopped (ProcInfo ALIVE_AT_END) */
+	bool killed_at_end; /* ... and then killed by the collector (--after-linger kill) */
 	uint64_t alive_ts, alive_index; /* that record's time and index */
 	bool has_uid;
 	uint32_t uid; /* real uid at its fork or last exec (the records this table reads) */
@@ -75,9 +76,10 @@ int procbind__set_target(struct procbind *pb, uint32_t pid, uint64_t pstart);
 /* A fork, exec or exit record (others are ignored). Returns 0 or -ENOMEM. */
 int procbind__event(struct procbind *pb, const struct ev_view *v);
 /* A process the collector found still running when recording stopped (a ProcInfo
- * ALIVE_AT_END); one with no record of its own is added. Returns 0 or -ENOMEM. */
-int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts,
-		    uint64_t index);
+ * ALIVE_AT_END; killed: the collector then killed it); one with no record of its own is added.
+ * Returns 0 or -ENOMEM. */
+int procbind__alive(struct procbind *pb, uint32_t pid, uint64_t pstart, uint64_t ts, uint64_t index,
+		    bool killed);
 /* Whether the server was among them: then the recording was stopped with it running. */
 bool procbind__server_alive(const struct procbind *pb);
 /* Binds every process (see above). Returns 0 or -ENOMEM. */

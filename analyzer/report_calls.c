@@ -122,6 +122,8 @@ static void text_proc(struct strbuf *sb, const struct pb_proc *p, int depth)
 	} else if (p->alive_at_end) {
 		strbuf_puts(sb, ", still running when recording stopped");
 	}
+	if (p->killed_at_end)
+		strbuf_puts(sb, " (killed by the collector when the linger ran out)");
 	strbuf_putc(sb, '\n');
 }
 
@@ -309,9 +311,10 @@ static int report_calls_text_of(FILE *out, const struct calls_view *v)
 					   ? "after the server exited"
 					   : "when recording stopped, with the server";
 
-		strbuf_printf(
-			&sb, "\n== still running %s (not recorded after the end of the trace) ==\n",
-			when);
+		strbuf_printf(&sb, "\n== still running %s (%s) ==\n", when,
+			      outlived_all_killed(v->cm)
+				      ? "killed by the collector when the linger ran out"
+				      : "not recorded after the end of the trace");
 		outlived_text(&sb, v->cm, "  ");
 	}
 	if (callset__notes_total(cs))
@@ -375,6 +378,7 @@ static void proc_write(struct jsonw *w, const struct pb_proc *p)
 		jsonw_null(w, "exit_signal");
 	}
 	jsonw_bool(w, "still_running", !p->exited && p->alive_at_end);
+	jsonw_bool(w, "killed", p->killed_at_end); /* by the collector after the linger */
 	jsonw_close(w);
 }
 

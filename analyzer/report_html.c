@@ -210,8 +210,7 @@ static void head_outlived(struct strbuf *sb, const struct analysis *a)
 	if (!a->cm || !outlived_server_gone(a->cm) || !outlived_count(a->cm))
 		return;
 	outlived_text(&t, a->cm, "");
-	strbuf_puts(sb, "<p id=\"outlived\" class=\"warn\">still running after the server "
-			"exited, not recorded from the end of the trace on:</p>\n");
+	strbuf_printf(sb, "<p id=\"outlived\" class=\"warn\">%s:</p>\n", outlived_heading(a->cm));
 	strbuf_puts(sb, "<ul class=\"mono\">\n");
 	for (line = strbuf_str(&t) ?: ""; (nl = strchr(line, '\n')); line = nl + 1) {
 		strbuf_puts(sb, "<li>");

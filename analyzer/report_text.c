@@ -113,8 +113,7 @@ static void head_calls(struct strbuf *sb, const struct analysis *a)
 static void head_outlived(struct strbuf *sb, const struct analysis *a)
 {
 	if (a->cm && outlived_server_gone(a->cm) && outlived_count(a->cm)) {
-		strbuf_puts(sb, "  still running after the server exited, not recorded from the "
-				"end of the trace on:\n");
+		strbuf_printf(sb, "  %s:\n", outlived_heading(a->cm));
 		outlived_text(sb, a->cm, "    ");
 	}
 	strbuf_putc(sb, '\n');

@@ -46,6 +46,12 @@ static const char usage_text[] =
 	"      --allow-root          allow COMMAND to run as root (refused otherwise)\n"
 	"      --linger SECONDS      after COMMAND (or PID) exits, keep recording while recorded\n"
 	"                            processes live, for at most SECONDS (default 2)\n"
+	"      --after-linger kill|keep\n"
+	"                            when --linger runs out with recorded processes still\n"
+	"                            alive, kill them (the default for a launched COMMAND:\n"
+	"                            nothing of its tree goes on unrecorded) or keep them\n"
+	"                            running, unrecorded (the default for --pid and --pgid);\n"
+	"                            the trace lists them either way\n"
 	"      --on-collector-exit kill|keep\n"
 	"                            if recording fails (disk full, reader gone) or a third\n"
 	"                            INT/TERM/HUP forces the stop, kill the recorded process\n"
@@ -77,28 +83,42 @@ static const char usage_text[] =
 	"--pgid: 0 when the recording ended normally; 2 for a usage error or a failure to start\n"
 	"or record.\n";
 
-enum { OPT_OUTPUT_FD = 256, OPT_CONTROL, OPT_CONTROL_FD, OPT_STDIO, OPT_PID, OPT_PGID, OPT_USER, OPT_ALLOW_ROOT, OPT_LINGER, OPT_ON_EXIT, OPT_RINGBUF,
-       OPT_VERSION };
+enum {
+	OPT_OUTPUT_FD = 256,
+	OPT_CONTROL,
+	OPT_CONTROL_FD,
+	OPT_STDIO,
+	OPT_PID,
+	OPT_PGID,
+	OPT_USER,
+	OPT_ALLOW_ROOT,
+	OPT_LINGER,
+	OPT_AFTER_LINGER,
+	OPT_ON_EXIT,
+	OPT_RINGBUF,
+	OPT_VERSION
+};
 
 static const struct option long_opts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "output-fd", required_argument, NULL, OPT_OUTPUT_FD },
-	{ "key", required_argument, NULL, 'k' },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "pgid", required_argument, NULL, OPT_PGID },
-	{ "stdio", required_argument, NULL, OPT_STDIO },
-	{ "control", required_argument, NULL, OPT_CONTROL },
-	{ "control-fd", required_argument, NULL, OPT_CONTROL_FD },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "allow-root", no_argument, NULL, OPT_ALLOW_ROOT },
-	{ "linger", required_argument, NULL, OPT_LINGER },
-	{ "on-collector-exit", required_argument, NULL, OPT_ON_EXIT },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
+	{"output", required_argument, NULL, 'o'},
+	{"output-fd", required_argument, NULL, OPT_OUTPUT_FD},
+	{"key", required_argument, NULL, 'k'},
+	{"pid", required_argument, NULL, OPT_PID},
+	{"pgid", required_argument, NULL, OPT_PGID},
+	{"stdio", required_argument, NULL, OPT_STDIO},
+	{"control", required_argument, NULL, OPT_CONTROL},
+	{"control-fd", required_argument, NULL, OPT_CONTROL_FD},
+	{"user", required_argument, NULL, OPT_USER},
+	{"allow-root", no_argument, NULL, OPT_ALLOW_ROOT},
+	{"linger", required_argument, NULL, OPT_LINGER},
+	{"after-linger", required_argument, NULL, OPT_AFTER_LINGER},
+	{"on-collector-exit", required_argument, NULL, OPT_ON_EXIT},
+	{"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
 };
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -240,6 +260,12 @@ static int parse_one(struct options *o, int c, const char *arg)
 			return usage_error("--linger needs whole seconds from 0 to 3600, not '%s'", arg);
 		o->linger_ms = v * 1000;
 		return 0;
+	case OPT_AFTER_LINGER:
+		if (strcmp(arg, "kill") && strcmp(arg, "keep"))
+			return usage_error("--after-linger is kill or keep, not '%s'", arg);
+		o->keep_leftovers = !strcmp(arg, "keep");
+		o->after_given = true;
+		return 0;
 	case OPT_ON_EXIT:
 		if (strcmp(arg, "kill") && strcmp(arg, "keep"))
 			return usage_error("--on-collector-exit is kill or keep, not '%s'", arg);
@@ -308,6 +334,8 @@ int options_parse(struct options *o, int argc, char **argv)
 			return usage_error("%s", "--user and --allow-root apply to a launched COMMAND only");
 		if (!o->on_exit_given)
 			o->keep_server = true; /* we did not start it: do not kill it by default */
+		if (!o->after_given)
+			o->keep_leftovers = true; /* nor what it started */
 		return 0;
 	}
 	if (optind >= argc)

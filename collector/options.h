@@ -19,6 +19,8 @@ struct options {
 	uint64_t linger_ms;   /* keep recording this long after the server exits while children live */
 	bool keep_server;     /* --on-collector-exit keep: leave the server running if we fail */
 	bool on_exit_given;   /* --on-collector-exit was given (else the mode's default) */
+	bool keep_leftovers;  /* --after-linger keep: leave processes alive after --linger */
+	bool after_given;     /* --after-linger was given (else the mode's default) */
 	pid_t attach_pid;     /* --pid: record this running process instead of launching one;
 			       * with --pgid, the member watched for the end (see attach.h) */
 	pid_t attach_pgid;    /* --pgid: record every process of this process group */

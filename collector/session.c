@@ -22,6 +22,7 @@
 
 #include "control.h"
 #include "encode.h"
+#include "leftovers.h"
 #include "loader.h"
 #include "log.h"
 #include "options.h"
@@ -415,8 +416,8 @@ static void write_unfinished(void *ctx, const struct mw_inflight *f)
 	append(s, MCPT_T_EVENT, &ev.base, f->ts);
 }
 
-int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
-		      uint64_t pstart, uint32_t uid)
+static int note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
+		     uint64_t pstart, uint32_t uid, bool killed)
 {
 	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
 	char link[64], exe[PATH_MAX];
@@ -434,6 +435,7 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 	pi.ppid = ppid;
 	pi.pstart = pstart;
 	pi.uid = uid;
+	pi.killed = killed;
 	if (len > 0) {
 		pi.exe.data = (uint8_t *)exe;
 		pi.exe.len = (size_t)len;
@@ -441,26 +443,57 @@ int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid
 	return append(s, MCPT_T_PROC, &pi.base, 0);
 }
 
-static void note_alive(void *ctx, uint32_t tgid)
+int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
+		      uint64_t pstart, uint32_t uid)
+{
+	return note_proc(s, kind, pid, ppid, pstart, uid, false);
+}
+
+static int note_alive(void *ctx, uint32_t tgid, uint64_t pstart, bool killed)
 {
 	struct session *s = ctx;
 
-	if (s->write_err)
-		return;
-	session_note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, tgid, 0,
-			  loader__tracked_start(s->bpf, tgid), 0 /* not known here */);
-	p_info("process %u is still running after the recording", tgid);
+	if (!killed)
+		p_info("process %u is still running after the recording", tgid);
+	return note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, tgid, 0, pstart,
+			 0 /* not known here */, killed);
 }
 
-/* Records the tracked processes still alive when recording stops, every one of them. */
+/* Records the processes still alive when recording stops, every one of them (those the
+ * collector killed after the linger as killed). */
 static void record_alive(struct session *s)
 {
-	loader__each_tracked(s->bpf, note_alive, s);
+	int err = leftovers_record(&s->leftovers, note_alive, s);
+
+	if (err && !s->write_err)
+		set_write_err(s, err, "process list");
 }
 
 static void reap_between(void *ctx)
 {
 	reap(ctx); /* the killed orphans are ours: no zombie is left behind */
+}
+
+/* --after-linger kill: the linger after the server's exit ran out with recorded processes
+ * alive, which nothing would record from here on: kill them (their exits are still recorded:
+ * the programs stay attached until the end). */
+static void kill_leftovers(struct session *s)
+{
+	size_t before, left;
+
+	if (!s->server_done || s->stop_now || s->write_err || s->opts->keep_leftovers ||
+	    loader__tracked_empty(s->bpf))
+		return;
+	left = leftovers_kill(&s->leftovers, reap_between, s);
+	reap(s);
+	before = s->leftovers.n;
+	p_warn("killed %zu recorded process(es) still running %llu s after the server exited "
+	       "(--after-linger keep leaves them running)",
+	       before - (left < before ? left : before),
+	       (unsigned long long)(s->opts->linger_ms / 1000));
+	if (left)
+		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
+		       LOADER_KILL_WAIT_MS);
 }
 
 /* --on-collector-exit kill: the recording failed or was forced to stop, so nothing of the tree
@@ -538,10 +571,11 @@ static int exit_code(const struct session *s)
 int session_run(struct session *s)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = loader__ring_fd(s->bpf) };
-	int err;
+	int err = 0;
 
 	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
 		return 2;
+	s->leftovers.bpf = s->bpf;
 	while (!s->write_err && !s->stop_now && !lingering_over(s)) {
 		err = wait_step(s);
 		if (err) {
@@ -549,6 +583,8 @@ int session_run(struct session *s)
 			break;
 		}
 	}
+	if (!err)
+		kill_leftovers(s);
 	do { /* everything the kernel still holds, whatever the budget */
 		s->drained_this_turn = 0;
 	} while (loader__drain(s->bpf) == -EAGAIN && !s->write_err);
@@ -585,6 +621,7 @@ int session_run(struct session *s)
 
 void session_fini(struct session *s)
 {
+	leftovers_fini(&s->leftovers);
 	launch_close(&s->server);
 	if (s->sigfd >= 0)
 		close(s->sigfd);

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "launch.h"
+#include "leftovers.h"
 #include "mcpt.h"
 
 struct control;
@@ -41,6 +42,7 @@ struct session {
 	uint64_t linger_until_ms;
 	int stop_signals; /* INT/TERM/HUP received */
 	bool stop_now;
+	struct leftovers leftovers; /* killed after the linger (--after-linger kill) */
 	/* the record being packed (wire.c): a kernel record's fields plus framing fit */
 	uint8_t wire[MW_EVENT_MAX + 512];
 };

@@ -220,13 +220,25 @@ class Calls(mwtest.E2ETestCase):
         self.assertEqual(ha[0]["rules"], ["ambiguous"])
         self.assertEqual(hb[0]["rules"], ["ambiguous"])
 
-    def kill_matching(self, needle):
-        """Ends, by pid, every process whose command line holds needle."""
+    @staticmethod
+    def pids_matching(needle):
+        """The live (not zombie) processes whose command line holds needle."""
         for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
             try:
                 with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    if needle.encode() in f.read():
-                        os.kill(pid, 9)
+                    cmdline = f.read()
+                with open("/proc/%d/stat" % pid) as f:
+                    zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            except (OSError, IndexError):
+                continue
+            if needle.encode() in cmdline and not zombie:
+                yield pid
+
+    def kill_matching(self, needle):
+        """Ends, by pid, every process whose command line holds needle."""
+        for pid in self.pids_matching(needle):
+            try:
+                os.kill(pid, 9)
             except OSError:
                 pass
 
@@ -292,12 +304,12 @@ class Calls(mwtest.E2ETestCase):
 
     def test_a_daemon_outliving_the_server_is_named_with_its_call(self):
         """A process the server started and left running after it exited (here a daemon that
-        waits 60 s) is unrecorded from the end of the trace on: `calls` marks it under its call
-        and lists it, `analyze` names it under coverage. A server whose children all exited
-        in time has no such list."""
+        waits 60 s), kept running (--after-linger keep), is unrecorded from the end of the
+        trace on: `calls` marks it under its call and lists it, `analyze` names it under
+        coverage. A server whose children all exited in time has no such list."""
         late = os.path.join(self.outside, "late.txt")
         self.addCleanup(self.kill_matching, late)
-        s = self.session(extra=["--linger", "1"])
+        s = self.session(extra=["--linger", "1", "--after-linger", "keep"])
         did, _ = s.call("daemon", {"path": late, "delay": 60})
         eid, _ = s.call("echo", {"text": "benign"})
         self.assertEqual(s.close(), 0)
@@ -308,11 +320,12 @@ class Calls(mwtest.E2ETestCase):
         self.assertEqual([(p["binding"], p["still_running"]) for p in dproc],
                          [("lineage", True)], dproc)
         self.assertFalse(cj["server_still_running"])
-        self.assertEqual([(p["pid"], p["exe"], p["call"]["id"] if p["call"] else None)
-                          for p in cj["still_running"]],
-                         [(dproc[0]["pid"], dproc[0]["exe"], str(did))])
+        self.assertEqual([(p["pid"], p["exe"], p["call"]["id"] if p["call"] else None,
+                           p["killed"]) for p in cj["still_running"]],
+                         [(dproc[0]["pid"], dproc[0]["exe"], str(did), False)])
         text = mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey", self.keys.public])
-        self.assertIn("== still running after the server exited", text.stdout)
+        self.assertIn("== still running after the server exited (not recorded after the end "
+                      "of the trace) ==", text.stdout)
         self.assertIn("pid %d %s" % (dproc[0]["pid"], dproc[0]["exe"]), text.stdout)
         self.assertIn(", still running when recording stopped\n", text.stdout)
 
@@ -337,6 +350,35 @@ class Calls(mwtest.E2ETestCase):
                       "the trace on:\n    pid %d " % dproc[0]["pid"], rep.stdout)
         self.assertRegex(rep.stdout, r"call \d+ tools/call daemon \(id %d\) \(lineage\)\n" % did)
         self.kill_matching(late)
+
+        # the default for a launched server (--after-linger kill): the daemon is killed when
+        # the linger runs out, its exit recorded, and every report says it was
+        os.unlink(self.trace)
+        s = self.session(extra=["--linger", "1"])
+        did, _ = s.call("daemon", {"path": late, "delay": 60})
+        self.assertEqual(s.close(), 0)
+        cj = calls_json(self.trace, self.keys)
+        dproc = {c["id"]: c for c in cj["calls"]}[str(did)]["processes"]
+        self.assertEqual([(p["binding"], p["still_running"], p["killed"], p["exit_signal"])
+                          for p in dproc], [("lineage", False, True, "SIGKILL")], dproc)
+        self.assertEqual([(p["pid"], p["killed"]) for p in cj["still_running"]],
+                         [(dproc[0]["pid"], True)])
+        self.assertFalse([pid for pid in self.pids_matching(late)], "the daemon outlived it")
+        text = mwtest.run([mwtest.ANALYZER, "calls", self.trace, "--pubkey", self.keys.public])
+        self.assertIn("== still running after the server exited (killed by the collector when "
+                      "the linger ran out) ==", text.stdout)
+        self.assertIn(" (killed by the collector when the linger ran out)\n", text.stdout)
+        doc = mwtest.analyze_json(self.trace, self.keys)
+        self.assertEqual([(p["pid"], p["killed"]) for p in doc["coverage"]["outlived_server"]],
+                         [(dproc[0]["pid"], True)])
+        found = [f for f in doc["findings"] if f["rule"] == "coverage.outlived-server"]
+        self.assertEqual(len(found), 1, found)
+        self.assertIn("until the collector killed it when the linger ran out",
+                      found[0]["message"])
+        rep = mwtest.run([mwtest.ANALYZER, "analyze", self.trace, "--pubkey", self.keys.public,
+                          "-p", mwtest.DEFAULT_POLICY])
+        self.assertIn("  still running after the server exited, killed by the collector when "
+                      "the linger ran out:\n    pid %d " % dproc[0]["pid"], rep.stdout)
 
         # the same server, its daemon done before the end: nothing outlived it
         os.unlink(self.trace)

@@ -249,6 +249,14 @@ class CollectorCli(mwtest.E2ETestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
 
+    def test_after_linger_takes_kill_or_keep(self):
+        r = self.collect(["-o", self.trace, "--after-linger", "later"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assert_one_line(r.stderr, "--after-linger is kill or keep, not 'later' (see --help)")
+        self.assertFalse(os.path.exists(self.trace))
+        r = mwtest.run([mwtest.COLLECT, "--help"])
+        self.assertIn("--after-linger kill|keep", r.stdout)
+
     def test_a_failure_to_start_removes_nothing_it_did_not_create(self):
         existing = self.work.write("existing.mcpt", "evidence\n")
         r = self.collect(["-o", existing])

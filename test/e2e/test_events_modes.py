@@ -176,12 +176,12 @@ class Attach(mwtest.E2ETestCase):
 
     def test_launch_mode_pending_calls_of_a_descendant(self):
         # TERM reaches the server (hold), which dies of it; its child, blocked in accept and
-        # connect and not signalled, outlives --linger: both calls are written unfinished and
-        # the child is listed alive at the end
+        # connect and not signalled, outlives --linger and is kept (--after-linger keep): both
+        # calls are written unfinished and the child is listed alive at the end
         busy = mwevents.Busy(self.trigger)
         self.addCleanup(busy.stop)
         coll = self.start(mwtest.collect_cmd(self.trace, self.keys, [self.trigger, "hold"],
-                                             extra=["--linger", "1"]),
+                                             extra=["--linger", "1", "--after-linger", "keep"]),
                           cwd=self.dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE)
         first = self.read_lines(coll.stdout, ["hold", "hold.existing"])

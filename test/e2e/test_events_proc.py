@@ -23,14 +23,6 @@ class ProcEvents(mwevents.EventsTestCase):
              "daemon", "daemon_alive")
     EXTRA = ("--linger", "1")
 
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        # the daemon that outlives the recording: ours to end (it is init's child by now)
-        alive = cls.rec.out.get("daemon_alive.grandchild", [{}])[0].get("pid")
-        if alive:
-            os.kill(alive, signal.SIGKILL)
-
     def fork_of(self, step):
         s = self.rec.step(step)
         ev = self.rec.one(s["pid"], "fork")
@@ -198,16 +190,58 @@ class ProcEvents(mwevents.EventsTestCase):
         self.assertGreater(ev["ts"], middle_exit["ts"])
         self.assertEqual(self.rec.one(d["pid"], "exit")["args"], [0, 1])
 
-    def test_daemon_outliving_linger_is_listed_alive(self):
+    def test_daemon_outliving_linger_is_killed_and_listed(self):
+        """A launched server's default (--after-linger kill): the daemon still running when the
+        linger ran out is killed, its exit (SIGKILL) recorded before the list that names it
+        killed."""
         d = self.rec.step("daemon_alive.grandchild")
+        alive = still_running(d["pid"])
+        if alive:  # a collector that failed to kill it: ours to end
+            os.kill(d["pid"], signal.SIGKILL)
+        self.assertFalse(alive, "the daemon outlived the recording")
         self.assertIn(d["pid"], self.rec.tree)
         opens = [e for e in self.rec.of(d["pid"], "openat") if e["path"] == "daemon_alive.f"]
         self.assertEqual(len(opens), 1)
         self.assertRecord(opens[0], "openat", d["ret"], abs_path=self.rec.path("daemon_alive.f"))
+        self.assertEqual(self.rec.one(d["pid"], "exit")["args"], [signal.SIGKILL, 1])
+        alive = [r for r in self.rec.records if r["type"] == "proc" and r["kind"] == "ALIVE_AT_END"]
+        self.assertEqual([(r["pid"], r["killed"]) for r in alive], [(d["pid"], True)])
+        self.assertGreater(alive[0]["index"], max(e["index"] for e in self.rec.of(d["pid"])))
+        self.assertNotIn(self.rec.step("daemon.grandchild")["pid"], [r["pid"] for r in alive])
+        self.assertIn("killed 1 recorded process(es) still running 1 s after the server exited",
+                      self.rec.result.stderr)
+
+
+def still_running(pid):
+    """Whether pid exists and is no zombie (a killed daemon is init's to reap)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+class ProcEventsKeep(mwevents.EventsTestCase):
+    """--after-linger keep: the daemon still running when the linger ran out is left running,
+    listed alive and not killed, and nothing of it is recorded after the end."""
+    STEPS = ("daemon_alive",)
+    EXTRA = ("--linger", "1", "--after-linger", "keep")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        daemon = cls.rec.out.get("daemon_alive.grandchild", [{}])[0].get("pid")
+        cls.was_alive = bool(daemon) and still_running(daemon)
+        if cls.was_alive:  # ours to end (init's child by now)
+            os.kill(daemon, signal.SIGKILL)
+
+    def test_daemon_outliving_linger_is_kept_and_listed_alive(self):
+        d = self.rec.step("daemon_alive.grandchild")
+        self.assertTrue(self.was_alive, "the daemon did not outlive the recording")
         self.assertEqual(self.rec.of(d["pid"], "exit"), [])
         alive = [r for r in self.rec.records if r["type"] == "proc" and r["kind"] == "ALIVE_AT_END"]
-        self.assertIn(d["pid"], [r["pid"] for r in alive])
-        self.assertNotIn(self.rec.step("daemon.grandchild")["pid"], [r["pid"] for r in alive])
+        self.assertEqual([(r["pid"], r["killed"]) for r in alive], [(d["pid"], False)])
+        self.assertNotIn("killed", self.rec.result.stderr)
 
 
 if __name__ == "__main__":

@@ -311,7 +311,8 @@ class Faults(mwtest.E2ETestCase):
         self.assertEqual(self.final_reason(), "TARGET_EXITED")
 
     def test_children_outliving_the_server(self):
-        # one child acts within --linger and is recorded; one outlives it and is listed alive
+        # one child acts within --linger and is recorded; one outlives it, is killed (the
+        # default for a launched server: --after-linger kill) and listed as killed
         r = mwtest.record(self.trace, self.keys, [
             "/bin/sh", "-c", "(sleep 0.3; cat /etc/hostname >/dev/null) & "
                              "setsid sleep 30 & exit 3"], extra=["--linger", "1"])
@@ -320,11 +321,15 @@ class Faults(mwtest.E2ETestCase):
         late = [e for e in records if e.get("type") == "event" and e.get("op") == "openat"
                 and e.get("path") == "/etc/hostname"]
         self.assertEqual(len(late), 1)
-        alive_at_end = [rec["pid"] for rec in records
+        alive_at_end = [(rec["pid"], rec["killed"]) for rec in records
                         if rec.get("type") == "proc" and rec.get("kind") == "ALIVE_AT_END"]
-        self.assertEqual(len(alive_at_end), 1, records[-5:])
-        for pid in alive_at_end:
+        for pid, _ in alive_at_end:
             self.kill_later(pid)
+        self.assertEqual([k for _, k in alive_at_end], [True], records[-5:])
+        exits = [e for e in records if e.get("type") == "event" and e.get("op") == "exit"
+                 and e["pid"] == alive_at_end[0][0]]
+        self.assertEqual([e["args"] for e in exits], [[signal.SIGKILL, 1]])
+        self.assertIn("killed 1 recorded process(es)", r.stderr)
         self.assertEqual(self.final_reason(), "TARGET_EXITED")
 
     def test_int_and_hup_are_forwarded(self):

@@ -499,10 +499,12 @@ class Rewrites(CollectorCase):
 
     def test_send_pending_at_the_end_is_written_with_its_address(self):
         # the stash of a send holds its destination: the unfinished record carries it as the
-        # address (data), not as a path
+        # address (data), not as a path (the child blocked in it is kept: killed, its send
+        # would end)
         d = self.work.mkdir("pending", mode=0o777)
         real = os.path.join(d, "real.sock")
-        p, rss = self.collector(["python3", "-c", PENDING_SEND, real], extra=["--linger", "1"],
+        p, rss = self.collector(["python3", "-c", PENDING_SEND, real],
+                                extra=["--linger", "1", "--after-linger", "keep"],
                                 stdout=subprocess.PIPE)
         child = int(p.stdout.readline())
         self.addCleanup(kill_quietly, child)
