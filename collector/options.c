@@ -133,6 +133,16 @@ static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ..
 	return -EINVAL;
 }
 
+/* An option whose value is kill or keep: keep set for keep, given set. 0 or -EINVAL. */
+static int parse_kill_keep(const char *name, const char *arg, bool *keep, bool *given)
+{
+	if (strcmp(arg, "kill") && strcmp(arg, "keep"))
+		return usage_error("%s is kill or keep, not '%s'", name, arg);
+	*keep = !strcmp(arg, "keep");
+	*given = true;
+	return 0;
+}
+
 /* Parses a decimal in [min, max]; returns -EINVAL on anything else. */
 static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
@@ -261,17 +271,10 @@ static int parse_one(struct options *o, int c, const char *arg)
 		o->linger_ms = v * 1000;
 		return 0;
 	case OPT_AFTER_LINGER:
-		if (strcmp(arg, "kill") && strcmp(arg, "keep"))
-			return usage_error("--after-linger is kill or keep, not '%s'", arg);
-		o->keep_leftovers = !strcmp(arg, "keep");
-		o->after_given = true;
-		return 0;
+		return parse_kill_keep("--after-linger", arg, &o->keep_leftovers, &o->after_given);
 	case OPT_ON_EXIT:
-		if (strcmp(arg, "kill") && strcmp(arg, "keep"))
-			return usage_error("--on-collector-exit is kill or keep, not '%s'", arg);
-		o->keep_server = !strcmp(arg, "keep");
-		o->on_exit_given = true;
-		return 0;
+		return parse_kill_keep("--on-collector-exit", arg, &o->keep_server,
+				       &o->on_exit_given);
 	case OPT_RINGBUF:
 		if (parse_ulong(arg, 1, 1024, &v) || (v & (v - 1)))
 			return usage_error("--ringbuf-size needs a power of two from 1 to 1024, not '%s'",
