@@ -33,7 +33,8 @@ static void usage(FILE *out)
 	      "Every finding names the call it belongs to and the rule that attributed it\n"
 	      "(lineage, window, evidence, ambiguous) or its bucket (startup, ambient, shutdown).\n"
 	      "The coverage says whether events were lost and which processes were still\n"
-	      "running after the server exited (unrecorded from then on).\n"
+	      "running after the server exited (killed by the collector then, or unrecorded\n"
+	      "from then on).\n"
 	      "TRACE may be - (standard input). Exit: 0 fine, 1 findings at or above --fail-on,\n"
 	      "2 usage or input error, 3 verification failed or trace incomplete.\n",
 	      out);

@@ -6,48 +6,43 @@
 #include "leftovers.h"
 #include "loader.h"
 
-struct list_ctx {
-	struct leftovers *lo;
-	bool full; /* out of memory: the list is incomplete */
-};
-
 static void list_one(void *ctx, uint32_t tgid)
 {
-	struct list_ctx *c = ctx;
-	struct leftovers *lo = c->lo;
+	struct leftovers *lo = ctx;
+	uint64_t start;
 
-	if (c->full)
-		return;
+	if (!loader__tracked_lookup(lo->bpf, tgid, &start))
+		return; /* exiting: its exit record says so */
 	if (lo->n == lo->cap) {
 		size_t cap = lo->cap ? lo->cap * 2 : 16;
 		struct leftover *v = realloc(lo->v, cap * sizeof(*v));
 
 		if (!v) {
-			c->full = true;
+			lo->complete = false;
 			return;
 		}
 		lo->v = v;
 		lo->cap = cap;
 	}
-	lo->v[lo->n++] =
-		(struct leftover){.tgid = tgid, .pstart = loader__tracked_start(lo->bpf, tgid)};
+	lo->v[lo->n++] = (struct leftover){.tgid = tgid, .pstart = start};
 }
 
 size_t leftovers_kill(struct leftovers *lo, void (*between)(void *ctx), void *ctx)
 {
-	struct list_ctx c = {.lo = lo};
-
-	loader__each_tracked(lo->bpf, list_one, &c);
-	lo->listed = !c.full; /* else each is listed from the tracked set: alive, not killed */
+	lo->killed = lo->complete = true;
+	loader__each_tracked(lo->bpf, list_one, lo);
 	return loader__kill_tracked(lo->bpf, LOADER_KILL_WAIT_MS, between, ctx);
 }
 
-/* Whether the process listed as l is still the one tracked under its pid. */
+/* Whether the process listed as l is still the one tracked under its pid (a start time of 0,
+ * a process the collector seeded, matches any). */
 static bool still_alive(struct leftovers *lo, const struct leftover *l)
 {
-	uint64_t now = loader__tracked_start(lo->bpf, l->tgid);
+	uint64_t now;
 
-	return now && (!l->pstart || now == l->pstart);
+	if (!loader__tracked_lookup(lo->bpf, l->tgid, &now))
+		return false;
+	return !l->pstart || !now || now == l->pstart;
 }
 
 struct record_ctx {
@@ -60,9 +55,10 @@ struct record_ctx {
 static void record_tracked(void *ctx, uint32_t tgid)
 {
 	struct record_ctx *r = ctx;
+	uint64_t start;
 
-	if (!r->err)
-		r->err = r->note(r->ctx, tgid, loader__tracked_start(r->lo->bpf, tgid), false);
+	if (!r->err && loader__tracked_lookup(r->lo->bpf, tgid, &start))
+		r->err = r->note(r->ctx, tgid, start, false);
 }
 
 int leftovers_record(struct leftovers *lo,
@@ -70,7 +66,7 @@ int leftovers_record(struct leftovers *lo,
 {
 	struct record_ctx r = {.lo = lo, .note = note, .ctx = ctx};
 
-	for (size_t i = 0; lo->listed && i < lo->n && !r.err; i++)
+	for (size_t i = 0; i < lo->n && !r.err; i++)
 		if (!still_alive(lo, &lo->v[i]))
 			r.err = note(ctx, lo->v[i].tgid, lo->v[i].pstart, true);
 	if (!r.err)
@@ -83,5 +79,5 @@ void leftovers_fini(struct leftovers *lo)
 	free(lo->v);
 	lo->v = NULL;
 	lo->n = lo->cap = 0;
-	lo->listed = false;
+	lo->killed = lo->complete = false;
 }

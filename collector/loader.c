@@ -342,9 +342,13 @@ uint64_t loader__tracked_start(struct loader *l, uint32_t tgid)
 {
 	uint64_t start = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tracked), &tgid, &start))
-		return 0;
-	return start;
+	return loader__tracked_lookup(l, tgid, &start) ? start : 0;
+}
+
+bool loader__tracked_lookup(struct loader *l, uint32_t tgid, uint64_t *start)
+{
+	*start = 0;
+	return bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.tracked), &tgid, start) == 0;
 }
 
 int loader__set_chan(struct loader *l, uint32_t dir, uint64_t dev, uint64_t ino, uint32_t head,

@@ -61,6 +61,9 @@ size_t loader__link_fds(struct loader *l, int *out, size_t cap);
 /* The start time (exec identity) the tracked set holds for tgid: set at fork for every child,
  * 0 for the process the collector seeded itself. */
 uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);
+/* Whether tgid is in the tracked set (its entry exists: a process that has begun to exit has
+ * none), its start time into *start. */
+bool loader__tracked_lookup(struct loader *l, uint32_t tgid, uint64_t *start);
 /* Calls fn for each call still in flight (stashed at entry, not returned; a thread's idle
  * entry is skipped). Returns how many, or -errno. */
 int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),

@@ -3,7 +3,8 @@
  *
  * One thread, one epoll set: the ring buffer's fd (woken only when a batch is waiting; a short
  * poll timeout collects the rest) and a signalfd for INT/TERM/HUP (forwarded to the server)
- * and CHLD (the server or an orphaned descendant exited; we are their subreaper).
+ * and CHLD (the server or an orphaned descendant exited; we are their subreaper). How a
+ * recording ends (the kill, the unfinished calls, the processes alive) is session_end.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,7 +23,7 @@
 
 #include "control.h"
 #include "encode.h"
-#include "leftovers.h"
+#include "session_int.h"
 #include "loader.h"
 #include "log.h"
 #include "options.h"
@@ -45,7 +46,7 @@ static const Mcpt__LossSource loss_source[MW_LOSS_REASONS] = {
 	[MW_LOSS_CHAN_CUT] = MCPT__LOSS_SOURCE__CAPTURE_TRUNCATED,
 };
 
-static uint64_t now_ns(clockid_t clock)
+uint64_t session_now_ns(clockid_t clock)
 {
 	struct timespec ts;
 
@@ -53,7 +54,7 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void set_write_err(struct session *s, int err, const char *what)
+void session_set_write_err(struct session *s, int err, const char *what)
 {
 	if (s->write_err)
 		return;
@@ -61,7 +62,7 @@ static void set_write_err(struct session *s, int err, const char *what)
 	p_err("failed to write the trace (%s): %s", what, strerror(-err));
 }
 
-static int append(struct session *s, enum mcpt_type type, const ProtobufCMessage *msg, uint64_t ts)
+int session_append(struct session *s, enum mcpt_type type, const ProtobufCMessage *msg, uint64_t ts)
 {
 	int err;
 
@@ -69,7 +70,7 @@ static int append(struct session *s, enum mcpt_type type, const ProtobufCMessage
 		return s->write_err;
 	err = mcpt_writer__append(s->writer, type, msg, ts);
 	if (err)
-		set_write_err(s, err, "record");
+		session_set_write_err(s, err, "record");
 	return err;
 }
 
@@ -91,7 +92,7 @@ static int append_packed(struct session *s, enum mcpt_type type, size_t len, uin
 		return s->write_err;
 	err = mcpt_writer__append_raw(s->writer, type, s->wire, len, ts);
 	if (err)
-		set_write_err(s, err, "record");
+		session_set_write_err(s, err, "record");
 	return err;
 }
 
@@ -108,16 +109,16 @@ static int drop_malformed(struct session *s, const struct mw_event *ev, size_t s
 	if (++s->dropped <= 3)
 		p_warn("dropping a malformed %s record (%zu bytes): counted as lost%s", what, size,
 		       s->dropped == 3 ? " (further ones are counted without a warning)" : "");
-	loss.ts = now_ns(CLOCK_BOOTTIME);
+	loss.ts = session_now_ns(CLOCK_BOOTTIME);
 	loss.src = MCPT__LOSS_SOURCE__USER_QUEUE;
 	loss.delta = 1;
 	loss.cumulative = s->dropped;
 	if (size >= MW_EVENT_HDR_SIZE)
 		loss.first_seq = loss.last_seq = ev->seq;
-	if (append(s, MCPT_T_LOSS, &loss.base, 0))
+	if (session_append(s, MCPT_T_LOSS, &loss.base, 0))
 		return -EIO;
 	if (mcpt_writer__set_loss(s->writer, loss.src, s->dropped)) {
-		set_write_err(s, -EIO, "loss totals");
+		session_set_write_err(s, -EIO, "loss totals");
 		return -EIO;
 	}
 	return 0;
@@ -148,7 +149,7 @@ static int on_control_line(void *ctx, const uint8_t *line, size_t len, bool cut,
 	mark.raw.data = (uint8_t *)line;
 	mark.raw.len = len;
 	mark.flags = cut ? 1 : 0;
-	if (append(s, MCPT_T_MARK, &mark.base, ts))
+	if (session_append(s, MCPT_T_MARK, &mark.base, ts))
 		return -1;
 	seal_after_write(s);
 	return 0;
@@ -208,7 +209,7 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
 	if (!s->write_err) { /* repeated values and tasks by reference, timestamps as deltas */
 		err = mcpt_writer__event_refs(s->writer, &enc.msg);
 		if (err) {
-			set_write_err(s, err, "value definition");
+			session_set_write_err(s, err, "value definition");
 			return -EIO;
 		}
 	}
@@ -224,7 +225,7 @@ int session_on_record(void *ctx, const struct mw_event *ev, size_t size)
  * read before the loss counters (start of the next range: a record counted lost later was
  * numbered after it, unless its program was preempted between the two) and after them (every
  * record counted lost now was numbered before). */
-static void flush_losses(struct session *s)
+void session_flush_losses(struct session *s)
 {
 	uint64_t totals[MW_LOSS_REASONS], before, after;
 	uint32_t r;
@@ -237,13 +238,13 @@ static void flush_losses(struct session *s)
 
 		if (totals[r] <= s->loss_seen[r])
 			continue;
-		loss.ts = now_ns(CLOCK_BOOTTIME);
+		loss.ts = session_now_ns(CLOCK_BOOTTIME);
 		loss.src = loss_source[r];
 		loss.delta = totals[r] - s->loss_seen[r];
 		loss.cumulative = totals[r];
 		loss.first_seq = s->loss_seq;
 		loss.last_seq = after ? after - 1 : 0;
-		if (append(s, MCPT_T_LOSS, &loss.base, 0))
+		if (session_append(s, MCPT_T_LOSS, &loss.base, 0))
 			return;
 		if (mcpt_writer__set_loss(s->writer, loss.src, totals[r]))
 			return;
@@ -314,7 +315,7 @@ static void check_attached_target(struct session *s)
 		return;
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
 		s->server_done = true;
-		s->linger_until_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
+		s->linger_until_ms = session_now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
 		if (epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->server.pidfd, NULL))
 			p_warn("failed to stop watching the attached process: %s", strerror(errno));
 	}
@@ -341,7 +342,7 @@ static void forward_signal(struct session *s, const struct signalfd_siginfo *si)
 }
 
 /* Reaps every exited child: the server (its status is kept) and orphaned descendants. */
-static void reap(struct session *s)
+void session_reap(struct session *s)
 {
 	int status;
 	pid_t pid;
@@ -351,7 +352,7 @@ static void reap(struct session *s)
 			continue;
 		s->server_done = true;
 		s->server_status = status;
-		s->linger_until_ms = now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
+		s->linger_until_ms = session_now_ns(CLOCK_MONOTONIC) / 1000000 + s->opts->linger_ms;
 	}
 }
 
@@ -364,7 +365,7 @@ static void handle_signals(struct session *s)
 			continue; /* reaped below, whatever the number of SIGCHLDs merged */
 		forward_signal(s, &si);
 	}
-	reap(s);
+	session_reap(s);
 }
 
 /* After the server exits: stop once no descendant is left (none tracked by the kernel side,
@@ -377,138 +378,7 @@ static bool lingering_over(struct session *s)
 		return true;
 	if (!s->attached && waitpid(-1, NULL, WNOHANG | __WNOTHREAD) < 0 && errno == ECHILD)
 		return true;
-	return now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
-}
-
-/* A call stashed at entry that never returned: written as unfinished, with its arguments and,
- * for a call stashed with a head, its start: for connect/sendto/sendmsg the address (data),
- * else the path (a head of MW_HEAD_MAX - 1 bytes or more is flagged cut, so a path never reads
- * as absolute unless it was). */
-static void write_unfinished(void *ctx, const struct mw_inflight *f)
-{
-	struct session *s = ctx;
-	Mcpt__Event ev = MCPT__EVENT__INIT;
-	int64_t args[4];
-	size_t n = 4, i;
-
-	for (i = 0; i < 4; i++)
-		args[i] = (int64_t)f->arg[i];
-	while (n > 0 && args[n - 1] == 0)
-		n--;
-	ev.ts = f->ts;
-	ev.pid = f->tgid;
-	ev.tid = f->tid;
-	ev.pstart = f->pstart;
-	ev.op = (Mcpt__Op)f->op;
-	ev.flags = MW_F_UNFINISHED;
-	ev.args = args;
-	ev.n_args = n;
-	if (f->head_len && f->head_len != MW_HEAD_UNREAD) {
-		bool addr =
-			f->op == MW_OP_CONNECT || f->op == MW_OP_SENDTO || f->op == MW_OP_SENDMSG;
-		ProtobufCBinaryData *b = addr ? &ev.data : &ev.path;
-
-		b->data = (uint8_t *)f->head;
-		b->len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
-		if (f->head_len >= MW_HEAD_MAX - 1)
-			ev.flags |= MW_F_TRUNC(addr ? MW_S_DATA : MW_S_PATH);
-	}
-	append(s, MCPT_T_EVENT, &ev.base, f->ts);
-}
-
-static int note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
-		     uint64_t pstart, uint32_t uid, bool killed)
-{
-	Mcpt__ProcInfo pi = MCPT__PROC_INFO__INIT;
-	char link[64], exe[PATH_MAX];
-	ssize_t len = 0;
-
-	/* Only before the sandbox (attach seeding): afterwards /proc/PID of another uid is closed
-	 * to us and readlink is not in the allow-list; exec records name every executable. */
-	if (kind != MCPT__PROC_INFO__KIND__ALIVE_AT_END) {
-		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-		len = readlink(link, exe, sizeof(exe));
-	}
-	pi.ts = now_ns(CLOCK_BOOTTIME);
-	pi.kind = kind;
-	pi.pid = pid;
-	pi.ppid = ppid;
-	pi.pstart = pstart;
-	pi.uid = uid;
-	pi.killed = killed;
-	if (len > 0) {
-		pi.exe.data = (uint8_t *)exe;
-		pi.exe.len = (size_t)len;
-	}
-	return append(s, MCPT_T_PROC, &pi.base, 0);
-}
-
-int session_note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
-		      uint64_t pstart, uint32_t uid)
-{
-	return note_proc(s, kind, pid, ppid, pstart, uid, false);
-}
-
-static int note_alive(void *ctx, uint32_t tgid, uint64_t pstart, bool killed)
-{
-	struct session *s = ctx;
-
-	if (!killed)
-		p_info("process %u is still running after the recording", tgid);
-	return note_proc(s, MCPT__PROC_INFO__KIND__ALIVE_AT_END, tgid, 0, pstart,
-			 0 /* not known here */, killed);
-}
-
-/* Records the processes still alive when recording stops, every one of them (those the
- * collector killed after the linger as killed). */
-static void record_alive(struct session *s)
-{
-	int err = leftovers_record(&s->leftovers, note_alive, s);
-
-	if (err && !s->write_err)
-		set_write_err(s, err, "process list");
-}
-
-static void reap_between(void *ctx)
-{
-	reap(ctx); /* the killed orphans are ours: no zombie is left behind */
-}
-
-/* --after-linger kill: the linger after the server's exit ran out with recorded processes
- * alive, which nothing would record from here on: kill them (their exits are still recorded:
- * the programs stay attached until the end). */
-static void kill_leftovers(struct session *s)
-{
-	size_t before, left;
-
-	if (!s->server_done || s->stop_now || s->write_err || s->opts->keep_leftovers ||
-	    loader__tracked_empty(s->bpf))
-		return;
-	left = leftovers_kill(&s->leftovers, reap_between, s);
-	reap(s);
-	before = s->leftovers.n;
-	p_warn("killed %zu recorded process(es) still running %llu s after the server exited "
-	       "(--after-linger keep leaves them running)",
-	       before - (left < before ? left : before),
-	       (unsigned long long)(s->opts->linger_ms / 1000));
-	if (left)
-		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
-		       LOADER_KILL_WAIT_MS);
-}
-
-/* --on-collector-exit kill: the recording failed or was forced to stop, so nothing of the tree
- * may go on unseen (loader__kill_tracked: pass after pass, whatever forks meanwhile). */
-static void kill_tree(struct session *s)
-{
-	size_t left;
-
-	if (!s->server_done && s->server.pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
-	left = loader__kill_tracked(s->bpf, LOADER_KILL_WAIT_MS, reap_between, s);
-	reap(s);
-	if (left)
-		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
-		       LOADER_KILL_WAIT_MS);
+	return session_now_ns(CLOCK_MONOTONIC) / 1000000 >= s->linger_until_ms;
 }
 
 static int wait_step(struct session *s)
@@ -518,7 +388,7 @@ static int wait_step(struct session *s)
 
 	tick = mcpt_writer__tick(s->writer);
 	if (tick < 0 && !s->write_err)
-		set_write_err(s, tick, "seal");
+		session_set_write_err(s, tick, "seal");
 	else if (tick >= 0 && tick < timeout)
 		timeout = tick;
 	if (s->ring_backlog)
@@ -534,12 +404,12 @@ static int wait_step(struct session *s)
 	s->ring_backlog = n == -EAGAIN;
 	if (n < 0 && n != -EAGAIN && !s->write_err)
 		p_warn("failed to drain the ring buffer: %s", strerror(-n));
-	flush_losses(s);
+	session_flush_losses(s);
 	if (s->seal_pending && !s->write_err) {
 		s->seal_pending = false;
 		err = mcpt_writer__seal(s->writer, MCPT_SEAL_MARK);
 		if (err)
-			set_write_err(s, err, "seal");
+			session_set_write_err(s, err, "seal");
 	}
 	return 0;
 }
@@ -584,24 +454,21 @@ int session_run(struct session *s)
 		}
 	}
 	if (!err)
-		kill_leftovers(s);
+		session_end_kill(s);
 	do { /* everything the kernel still holds, whatever the budget */
 		s->drained_this_turn = 0;
 	} while (loader__drain(s->bpf) == -EAGAIN && !s->write_err);
 	read_control(s);
 	if (s->control && !s->write_err)
 		control__flush(s->control, on_control_line, s);
-	flush_losses(s);
-	if (!s->write_err) {
-		err = loader__inflight(s->bpf, write_unfinished, s);
-		if (err < 0)
-			p_err("failed to list the calls in flight: %s", strerror(-err));
-		record_alive(s);
-	}
+	session_flush_losses(s);
+	if (!s->write_err)
+		session_end_list(s);
 	if ((s->write_err || s->stop_now) && !s->opts->keep_server) {
 		int status;
 
-		kill_tree(s);
+		if (!s->leftovers.killed)
+			session_end_kill_tree(s);
 		if (!s->attached && !s->server_done &&
 		    waitpid(s->server.pid, &status, 0) == s->server.pid) {
 			s->server_done = true;
@@ -611,7 +478,7 @@ int session_run(struct session *s)
 	if (!s->write_err) {
 		err = mcpt_writer__finish(s->writer, end_reason(s));
 		if (err)
-			set_write_err(s, err, "final seal");
+			session_set_write_err(s, err, "final seal");
 	}
 	p_info("%llu events recorded", (unsigned long long)s->records);
 	if (s->write_err)

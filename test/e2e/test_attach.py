@@ -163,10 +163,34 @@ class Attach(mwtest.E2ETestCase):
         self.assertEqual(sh.wait(timeout=60), 0)
         _, status, ru = os.wait4(coll.pid, 0)
         coll.returncode = os.waitstatus_to_exitcode(status)
+        os.kill(child, 0)  # attached: kept running by default (--after-linger keep)
         os.kill(child, signal.SIGKILL)
         self.assertEqual(coll.returncode, 0, coll.stderr.read())
         cpu = ru.ru_utime + ru.ru_stime
         self.assertLess(cpu, 2.0, "the collector used %.2f s of CPU in a 3 s linger" % cpu)
+        alive = [r for r in mwtest.dump_json(self.trace, self.keys)
+                 if r.get("type") == "proc" and r.get("kind") == "ALIVE_AT_END"]
+        self.assertEqual([(r["pid"], r["killed"]) for r in alive], [(child, False)])
+
+    def test_after_linger_kill_when_attached(self):
+        """--after-linger kill, asked for: the child the attached shell left running is killed
+        when the linger runs out, its exit recorded, and listed as killed."""
+        sh = self.popen(["/bin/sh", "-c", "read go; sleep 60 & echo $!"],
+                        stdin=subprocess.PIPE)
+        coll, _ = self.attach(sh.pid, "--linger", "1", "--after-linger", "kill")
+        sh.stdin.write("go\n")
+        sh.stdin.close()
+        child = int(sh.stdout.readline())
+        self.kill_later(child)
+        self.assertEqual(sh.wait(timeout=60), 0)
+        self.assertEqual(coll.wait(timeout=60), 0)
+        self.assertIn("killed 1 recorded process(es)", coll.stderr.read())
+        records = mwtest.dump_json(self.trace, self.keys)
+        alive = [r for r in records if r.get("type") == "proc" and r.get("kind") == "ALIVE_AT_END"]
+        self.assertEqual([(r["pid"], r["killed"]) for r in alive], [(child, True)])
+        exits = [e["args"] for e in records
+                 if e.get("type") == "event" and e.get("op") == "exit" and e["pid"] == child]
+        self.assertEqual(exits, [[signal.SIGKILL, 1]])
 
 
 if __name__ == "__main__":

@@ -23,6 +23,16 @@ class ProcEvents(mwevents.EventsTestCase):
              "daemon", "daemon_alive")
     EXTRA = ("--linger", "1")
 
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        # the daemon the collector should have killed: if it did not, ours to end (and the
+        # test below fails on it)
+        daemon = cls.rec.out.get("daemon_alive.grandchild", [{}])[0].get("pid")
+        cls.daemon_survived = bool(daemon) and still_running(daemon)
+        if cls.daemon_survived:
+            os.kill(daemon, signal.SIGKILL)
+
     def fork_of(self, step):
         s = self.rec.step(step)
         ev = self.rec.one(s["pid"], "fork")
@@ -195,10 +205,7 @@ class ProcEvents(mwevents.EventsTestCase):
         linger ran out is killed, its exit (SIGKILL) recorded before the list that names it
         killed."""
         d = self.rec.step("daemon_alive.grandchild")
-        alive = still_running(d["pid"])
-        if alive:  # a collector that failed to kill it: ours to end
-            os.kill(d["pid"], signal.SIGKILL)
-        self.assertFalse(alive, "the daemon outlived the recording")
+        self.assertFalse(self.daemon_survived, "the daemon outlived the recording")
         self.assertIn(d["pid"], self.rec.tree)
         opens = [e for e in self.rec.of(d["pid"], "openat") if e["path"] == "daemon_alive.f"]
         self.assertEqual(len(opens), 1)

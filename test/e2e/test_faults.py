@@ -204,6 +204,11 @@ class Faults(mwtest.E2ETestCase):
         alive_at_end = [r for r in records if r.get("type") == "proc"
                         and r.get("kind") == "ALIVE_AT_END"]
         self.assertEqual(len(alive_at_end), 5000)
+        # killed before the list was written (and their exits drained into the trace), so
+        # listed as killed, not as left running
+        self.assertEqual({r["killed"] for r in alive_at_end}, {True})
+        exited = {e["pid"] for e in records if e.get("type") == "event" and e.get("op") == "exit"}
+        self.assertEqual({r["pid"] for r in alive_at_end} - exited, set())
         self.assertEqual(self.final_reason(), "SIGNAL")
 
     def test_forced_stop_kills_a_tree_that_keeps_forking(self):
