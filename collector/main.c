@@ -321,7 +321,9 @@ static int setup(struct collector *c)
 		p_err("failed to initialise libsodium");
 		return -EIO;
 	}
-	err = check_identity(c);
+	err = privs_check_pid_namespace();
+	if (!err)
+		err = check_identity(c);
 	if (err)
 		return err;
 	c->signer = mcpt_signer_load(c->opts.key_path, err_msg, sizeof(err_msg));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -62,6 +63,31 @@ int privs_check(void)
 	}
 	if (*missing) {
 		p_err("missing privileges: %s (run as root, e.g. with sudo)", missing);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The inode number of the initial PID namespace's /proc/PID/ns/pid (PROC_PID_INIT_INO, fixed since
+ * Linux 3.8): every other PID namespace gets one from the proc inode allocator. From inside a
+ * nested namespace NS_GET_PARENT cannot tell (its parent is out of scope, EPERM, as for the
+ * initial one), and a /proc mounted in it shows only its own pids. */
+#define MW_PROC_PID_INIT_INO 0xEFFFFFFCu
+
+int privs_check_pid_namespace(void)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st)) {
+		p_err("cannot tell which PID namespace this is: /proc/self/ns/pid: %s",
+		      strerror(errno));
+		return -EPERM;
+	}
+	if (st.st_ino != MW_PROC_PID_INIT_INO) {
+		p_err("runs in a PID namespace of its own (a container without the host's): its "
+		      "BPF "
+		      "programs see the kernel's process ids, not this namespace's; run it in the "
+		      "host's PID namespace (e.g. docker run --pid=host)");
 		return -EPERM;
 	}
 	return 0;

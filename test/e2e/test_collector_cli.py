@@ -249,6 +249,17 @@ class CollectorCli(mwtest.E2ETestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
 
+    def test_a_pid_namespace_of_its_own_is_refused(self):
+        # in a container without the host's PID namespace the programs would see other pids
+        # than the collector: it would follow the wrong process (and kill the wrong ones at
+        # the end), so it refuses before creating anything
+        r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", mwtest.COLLECT,
+                            "-k", self.keys.secret, "-o", self.trace, "--user", "nobody",
+                            "--", "/bin/true"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assert_one_line(r.stderr, "runs in a PID namespace of its own")
+        self.assertFalse(os.path.exists(self.trace))
+
     def test_after_linger_takes_kill_or_keep(self):
         r = self.collect(["-o", self.trace, "--after-linger", "later"])
         self.assertEqual(r.returncode, 2, r.stderr)
