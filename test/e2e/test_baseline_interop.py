@@ -57,21 +57,27 @@ class BaselineInterop(mwtest.E2ETestCase):
         return [f for f in doc["findings"] if f["category"] == "drift"], \
             sorted(set(f["rule"] for f in doc["findings"] if f["category"] != "drift"))
 
-    def diff_new(self, base, trace):
+    def diff_new(self, bases, trace):
         r = mwtest.run([mwtest.ANALYZER, "diff", "--json", "--pubkey", self.keys.public,
-                        "-p", mwtest.DEFAULT_POLICY, base, "--", trace])
+                        "-p", mwtest.DEFAULT_POLICY] + bases + ["--", trace])
         self.assertIn(r.returncode, (0, 1), r.stderr)
         doc = json.loads(r.stdout)
         return r.returncode, [(s["name"], n["text"]) for s in doc["scopes"] for n in s["new"]]
 
     def test_filesystem_server(self):
-        learned = self.session("learned", [
-            {"tool": "read_text_file", "arguments": {"path": self.ws_path("docs", "a.txt")}},
-            {"tool": "list_directory", "arguments": {"path": self.ws_path("docs")}},
-            {"tool": "write_file", "arguments": {"path": self.ws_path("notes", "n1.txt"),
-                                                 "content": "one\n"}},
-            {"tool": "read_text_file", "arguments": {"path": self.ws_path("notes", "n.txt")}},
-        ])
+        def learning(note):
+            return [
+                {"tool": "read_text_file", "arguments": {"path": self.ws_path("docs", "a.txt")}},
+                {"tool": "list_directory", "arguments": {"path": self.ws_path("docs")}},
+                {"tool": "write_file", "arguments": {"path": self.ws_path("notes", note),
+                                                     "content": "one\n"}},
+                {"tool": "read_text_file", "arguments": {"path": self.ws_path("notes", "n.txt")}},
+            ]
+        # learned from two sessions, as a user would: node's own start-up is not the same
+        # every time (it opens its executable at start, but not always: one CI run's replay
+        # drifted on it against a single learned session)
+        learned = [self.session("learned", learning("n1.txt")),
+                   self.session("learned2", learning("n1b.txt"))]
         def benign(note):  # write_file creates a new file, as in the learned session (an
             # overwrite goes through a temp file and a rename: behaviour the baseline never saw)
             return [
@@ -87,7 +93,7 @@ class BaselineInterop(mwtest.E2ETestCase):
             {"tool": "read_text_file", "arguments": {"path": outside}}])
 
         bl = self.work.join("baseline.yaml")
-        r = mwtest.run([mwtest.ANALYZER, "policy", "learn", learned, "-o", bl,
+        r = mwtest.run([mwtest.ANALYZER, "policy", "learn"] + learned + ["-o", bl,
                         "-p", mwtest.DEFAULT_POLICY, "--pubkey", self.keys.public])
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(bl) as f:
