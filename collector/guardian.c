@@ -12,8 +12,8 @@
  * the collector. It says it is ready, then blocks on its socket. The collector writes one byte
  * before it exits on its own terms; end of file without that byte means the collector is gone, and
  * the guardian sends SIGKILL to every tracked process, pass after pass until none is left
- * (loader__kill_tracked, as the collector's own kill_tree), and exits. The programs are detached
- * when it exits.
+ * (loader__kill_tracked, as the collector's own session_end_kill), and exits. The programs are
+ * detached when it exits.
  *
  * Only SIGKILL (or a crash) ends it early. It leaves the collector's process group for one of
  * its own, so a signal to that group (a job's timeout, a terminal's quit key) reaches the

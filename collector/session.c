@@ -467,8 +467,7 @@ int session_run(struct session *s)
 	if ((s->write_err || s->stop_now) && !s->opts->keep_server) {
 		int status;
 
-		if (!s->leftovers.killed)
-			session_end_kill_tree(s);
+		session_end_kill(s); /* after a write error since the first call */
 		if (!s->attached && !s->server_done &&
 		    waitpid(s->server.pid, &status, 0) == s->server.pid) {
 			s->server_done = true;

@@ -106,28 +106,9 @@ static void record_alive(struct session *s)
 		session_set_write_err(s, err, "process list");
 }
 
-static void reap_between(void *ctx)
-{
-	session_reap(ctx); /* the killed orphans are ours: no zombie is left behind */
-}
-
-/* --on-collector-exit kill when the trace can no longer be written: nothing of the tree may go
- * on unseen (loader__kill_tracked: pass after pass, whatever forks meanwhile). */
-void session_end_kill_tree(struct session *s)
-{
-	size_t left;
-
-	if (!s->server_done && s->server.pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, s->server.pidfd, SIGKILL, NULL, 0);
-	left = loader__kill_tracked(s->bpf, LOADER_KILL_WAIT_MS, reap_between, s);
-	session_reap(s);
-	if (left)
-		p_warn("%zu recorded process(es) still alive %d ms after SIGKILL", left,
-		       LOADER_KILL_WAIT_MS);
-}
-
-/* Between kill passes: reaps the killed orphans (ours: no zombie is left behind) and drains the
- * ring, so that their exits are recorded however long the kill takes. */
+/* Between kill passes: reaps the killed orphans (ours: no zombie is left behind) and, while the
+ * trace can be written, drains the ring, so that their exits are recorded however long the
+ * kill takes. */
 static void drain_between(void *ctx)
 {
 	struct session *s = ctx;
@@ -140,15 +121,14 @@ static void drain_between(void *ctx)
 	session_flush_losses(s);
 }
 
-/* Whether the processes still recorded are killed before the end is written, listed as killed:
- * after a forced stop with --on-collector-exit kill, or once the linger after the server's exit
- * ran out with --after-linger kill. After a write error nothing more can be recorded:
- * kill_tree, at the very end. */
+/* Whether the processes still recorded are killed now (once): after a forced stop or a write
+ * error with --on-collector-exit kill (nothing of the tree may go on unseen), or once the linger
+ * after the server's exit ran out with --after-linger kill. */
 static bool kill_at_end(const struct session *s)
 {
-	if (s->write_err)
+	if (s->leftovers.killed)
 		return false;
-	if (s->stop_now)
+	if (s->stop_now || s->write_err)
 		return !s->opts->keep_server;
 	return s->server_done && !s->opts->keep_leftovers;
 }
@@ -166,7 +146,7 @@ void session_end_kill(struct session *s)
 	left = leftovers_kill(&s->leftovers, drain_between, s);
 	drain_between(s);
 	killed = s->leftovers.n - (left < s->leftovers.n ? left : s->leftovers.n);
-	if (!s->stop_now)
+	if (!s->stop_now && !s->write_err)
 		p_warn("killed %zu recorded process(es) still running %llu s after the server "
 		       "exited (--after-linger keep leaves them running)",
 		       killed, (unsigned long long)(s->opts->linger_ms / 1000));

@@ -24,14 +24,13 @@ void session_reap(struct session *s);
 void session_flush_losses(struct session *s);
 
 /* session_end.c, in session_run's order */
-/* Kills the processes still recorded when the options say so: after a forced stop with
- * --on-collector-exit kill, or once the linger after the server's exit ran out with
- * --after-linger kill; their exits are drained into the trace meanwhile. */
+/* Kills the processes still recorded when the options say so, once: after a forced stop or a
+ * write error with --on-collector-exit kill, or once the linger after the server's exit ran out
+ * with --after-linger kill; their exits are drained into the trace meanwhile (while it can
+ * still be written). */
 void session_end_kill(struct session *s);
 /* Writes the calls still in flight as unfinished and the processes still alive (or killed by
  * session_end_kill) as ALIVE_AT_END. */
 void session_end_list(struct session *s);
-/* --on-collector-exit kill after a write error: kills the tree, nothing more recorded. */
-void session_end_kill_tree(struct session *s);
 
 #endif
