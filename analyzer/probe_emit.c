@@ -303,8 +303,8 @@ static json_t *ptrace_line(struct probe_gen *g, const struct ev_view *v)
 	return o;
 }
 
-/* A connect is reported once: from its entry-time record when it has one (a connect on a
- * socket that may block: one that never returns is still reported), else from its exit (or
+/* A connect is reported once: from its entry-time record when it has one (a connect that
+ * stayed blocked for a while: one that never returns is still reported), else from its exit (or
  * unfinished) record. connect_reported_at_entry() says whether thread tid's connect was, and
  * forgets it: a thread makes one syscall at a time, so its next connect record not at entry is
  * that connect's end. Past PROBE_CONNECTS_MAX threads blocked in a connect at once, the oldest

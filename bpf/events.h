@@ -57,7 +57,7 @@ enum mw_slot {
 #define MW_F_UNRES(slot)  (1u << ((slot) + 8)) /* slot 0..7 */
 #define MW_F_THREAD	  (1u << 16) /* fork: a thread was created, not a process */
 #define MW_F_UNFINISHED	  (1u << 17) /* syscall still pending when the trace ended */
-#define MW_F_ENTRY	  (1u << 18) /* entry-time record of a syscall that may block */
+#define MW_F_ENTRY	  (1u << 18) /* entry-time record of a call that stayed blocked */
 #define MW_F_TAMPERED	  (1u << 19) /* the argument changed between the entry program reading
 					      * it (just before the kernel's copy) and the record
 					      * reading it at exit: PATH (and PATH2 of rename, link,
@@ -281,7 +281,9 @@ struct mw_chan_sums {
 /* A call that may block (connect, accept, opens), or whose user-memory argument is checked at
  * exit (the file calls with a path, sendto/sendmsg with an address), stashed at entry by its
  * sys_enter program and marked idle at exit: what is left when recording stops is written as
- * unfinished. Keyed by tid in the `inflight` map.
+ * unfinished, and a connect or accept still blocked a moment after its entry is written as an
+ * entry-time record while recording goes on (collector/pending.c). Keyed by tid in the
+ * `inflight` map.
  *
  * The check: the first bytes of the argument (the head) are kept as they are; an argument that
  * fills the head (maybe longer), and the second path of the two-path calls, are also kept as
@@ -306,6 +308,8 @@ struct mw_inflight {
 	__u16 whole_len[2]; /* bytes hashed into whole_hash[] (a path: without its NUL);
 			     * MW_WHOLE_NONE: not hashed (an argument that fits the head, a call
 			     * without a second path); MW_HEAD_UNREAD: the entry read failed */
+	__u32 uid; /* real uid and gid of the caller: set for connect, accept and accept4 (whose */
+	__u32 gid; /* stash the collector writes as an entry-time record), else 0 */
 	__u64 arg[4];
 	__u8 head[MW_HEAD_MAX]; /* the first bytes of the checked argument as the entry program
 				 * read them, just before the kernel's copy: a path (file calls)
@@ -353,9 +357,10 @@ _Static_assert(__builtin_offsetof(struct mw_event, arg) == 56, "mw_event.arg mov
 _Static_assert(__builtin_offsetof(struct mw_event, slen) == 104, "mw_event.slen moved");
 _Static_assert(__builtin_offsetof(struct mw_event, data) == 120, "mw_event.data moved");
 _Static_assert(MW_EVENT_MAX < 65536, "mw_event.size is 16 bits");
-_Static_assert(sizeof(struct mw_inflight) == 144, "mw_inflight layout changed");
-_Static_assert(__builtin_offsetof(struct mw_inflight, head) == 64, "mw_inflight.head moved");
-_Static_assert(__builtin_offsetof(struct mw_inflight, whole_hash) == 128,
+_Static_assert(sizeof(struct mw_inflight) == 152, "mw_inflight layout changed");
+_Static_assert(__builtin_offsetof(struct mw_inflight, uid) == 32, "mw_inflight.uid moved");
+_Static_assert(__builtin_offsetof(struct mw_inflight, head) == 72, "mw_inflight.head moved");
+_Static_assert(__builtin_offsetof(struct mw_inflight, whole_hash) == 136,
 	       "mw_inflight.whole_hash moved");
 _Static_assert(MW_PATH_MAX < MW_WHOLE_NONE, "whole_len holds a path's length");
 _Static_assert(sizeof(struct mw_chan) == 32, "mw_chan layout changed");

@@ -9,9 +9,12 @@
  * connect was); a datagram is recorded when it names a destination or goes to port 53, and
  * then its first bytes are kept so the analyzer can read the DNS query name.
  *
- * connect and accept may block: their entry programs stash the call as in flight (written as
- * unfinished if recording stops first) and, on a socket in blocking mode, also emit an
- * entry-time record, so an attempt that never returns is evidence at once. A connect, and a
+ * connect and accept may block: their entry programs stash the call as in flight with what an
+ * entry-time record holds (the socket's kind, the caller's ids, connect's address), and make no
+ * record: the collector writes a call that stays blocked past a moment as an entry-time record
+ * (collector/pending.c), so an attempt that never returns is evidence while recording goes on,
+ * and one still pending when recording stops as unfinished. A connect that returns at once
+ * (most do: a loopback or LAN handshake, a non-blocking socket) costs one record. A connect, and a
  * send that names its destination (sendto with an address, sendmsg with msg_name), is stashed
  * with the first bytes of that address, which its exit compares with DATA: another thread may
  * rewrite the address after the kernel copied it (TAMPERED). Sends without one are not stashed.
@@ -35,15 +38,20 @@ static __always_inline struct sock *mw_sock_kind(struct mw_event *e, int fd)
 	return mw_file_sock_kind(e, mw_fd_file(fd));
 }
 
-/* Whether a connect or accept on file f may block: f is in blocking mode (a file that is no
- * socket fails at once, but is not worth a test here). On a non-blocking socket the call returns
- * at once (EINPROGRESS, EAGAIN), its exit record right behind its entry, so an entry-time record
- * would say nothing more. Another thread may switch the mode between this test and the kernel's
- * (fcntl F_SETFL): a call that then blocks has no entry record but is in the in-flight stash all
- * the same, written as unfinished if recording stops before it returns. */
-static __always_inline bool mw_file_may_block(struct file *f)
+/* Into a stash being written: arg[2] = socket type, arg[3] = family of file f's socket (as a
+ * record's, mw_file_sock_kind; 0 if f is no socket), and the caller's real uid and gid. */
+static __always_inline void mw_inflight_sock(struct mw_inflight *inf, struct file *f)
 {
-	return f && !(BPF_CORE_READ(f, f_flags) & MW_O_NONBLOCK);
+	__u64 uid_gid = bpf_get_current_uid_gid();
+	struct socket *sock = NULL;
+	struct sock *sk = mw_file_sock(f, &sock);
+
+	if (sk) {
+		inf->arg[2] = BPF_CORE_READ(sock, type);
+		inf->arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
+	}
+	inf->uid = (__u32)uid_gid;
+	inf->gid = uid_gid >> 32;
 }
 
 /* Destination port of the address in slot (0 if not inet), read back from the record. */
@@ -97,30 +105,23 @@ MW_SYS_EXIT(socket)
 	return mw_sys_plain(&s);
 }
 
-/* The address's head is stashed as the kernel is about to copy it (the exit checks the address
- * against it; an unfinished connect is written with it); on a socket that may block, an
- * entry-time record too. */
+/* Stashed as the kernel is about to copy the address: the exit checks the address against the
+ * stash's head; a call that stays blocked is written from the stash (see the top). */
 MW_SYS_ENTER(connect)
 {
-	const void *addr = (const void *)mw_arg(mw_ctx_regs, 1);
-	__u32 addrlen = (__u32)mw_arg(mw_ctx_regs, 2);
-	struct mw_event *e;
-	struct mw_sys s;
-	struct file *f;
+	struct mw_inflight *f;
 
 	if (!mw_is_tracked())
 		return 0;
-	mw_inflight_bytes(MW_OP_CONNECT, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0, addr, addrlen);
-	f = mw_fd_file((int)mw_arg(mw_ctx_regs, 0));
-	if (!mw_file_may_block(f))
+	f = mw_inflight_start();
+	if (!f)
 		return 0;
-	e = mw_sys_begin(&s, MW_OP_CONNECT, 0, MW_INT(0), MW_UINT(2), 0, 0);
-	if (!e)
-		return 0;
-	e->flags |= MW_F_ENTRY;
-	mw_file_sock_kind(e, f);
-	mw_slot_bytes(&s.r, MW_S_DATA, addr, addrlen, MW_SOCKADDR_MAX, true);
-	return mw_sys_plain(&s);
+	mw_inflight_args(f, mw_ctx_regs, MW_INT(0), MW_UINT(2), 0, 0);
+	mw_inflight_sock(f, mw_fd_file((int)mw_arg(mw_ctx_regs, 0)));
+	mw_inflight_head_bytes(f, (const void *)mw_arg(mw_ctx_regs, 1),
+			       (__u32)mw_arg(mw_ctx_regs, 2));
+	mw_inflight_commit(f, MW_OP_CONNECT);
+	return 0;
 }
 
 MW_SYS_EXIT(connect)
@@ -172,26 +173,20 @@ MW_SYS_EXIT(listen)
 
 /* ---- accept --------------------------------------------------------------------------------- */
 
-/* Stashed; on a socket that may block, an entry-time record too. */
+/* Stashed (see the top); the exit ends the stash. */
 static __always_inline int mw_accept_enter(struct pt_regs *mw_ctx_regs, __u16 op)
 {
-	int flags_i = op == MW_OP_ACCEPT4 ? MW_INT(3) : 0;
-	struct mw_event *e;
-	struct mw_sys s;
-	struct file *f;
+	struct mw_inflight *f;
 
 	if (!mw_is_tracked())
 		return 0;
-	mw_inflight_begin(op, mw_ctx_regs, MW_INT(0), flags_i, 0, 0);
-	f = mw_fd_file((int)mw_arg(mw_ctx_regs, 0));
-	if (!mw_file_may_block(f))
+	f = mw_inflight_path_begin(mw_ctx_regs, MW_INT(0), op == MW_OP_ACCEPT4 ? MW_INT(3) : 0, 0,
+				   0, NULL);
+	if (!f)
 		return 0;
-	e = mw_sys_begin(&s, op, 0, MW_INT(0), flags_i, 0, 0);
-	if (!e)
-		return 0;
-	e->flags |= MW_F_ENTRY;
-	mw_file_sock_kind(e, f);
-	return mw_sys_plain(&s);
+	mw_inflight_sock(f, mw_fd_file((int)mw_arg(mw_ctx_regs, 0)));
+	mw_inflight_commit(f, op);
+	return 0;
 }
 
 static __always_inline int mw_accept_exit(struct pt_regs *mw_ctx_regs, long ret, __u16 op)

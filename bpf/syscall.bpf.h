@@ -254,7 +254,7 @@ static __noinline struct mw_inflight *mw_inflight_insert(__u32 tid)
 	return f;
 }
 
-/* (The insert is a function of its own so that zeroing its 144-byte stack copy is paid by a
+/* (The insert is a function of its own so that zeroing its 152-byte stack copy is paid by a
  * thread's first stash only: inlined, clang zeroed it before the lookup, on every call.) */
 static __always_inline struct mw_inflight *mw_inflight_slot(__u32 tid)
 {
@@ -282,6 +282,8 @@ static __always_inline struct mw_inflight *mw_inflight_start(void)
 	f->pstart = mw_task_pstart(task);
 	f->tgid = pid_tgid >> 32;
 	f->tid = (__u32)pid_tgid;
+	f->uid = 0;
+	f->gid = 0; /* with uid: one 8-byte store */
 	f->arg[0] = 0;
 	f->arg[1] = 0;
 	f->arg[2] = 0;
@@ -542,18 +544,14 @@ static __always_inline void mw_inflight_begin(__u16 op, struct pt_regs *regs, in
 	mw_inflight_path(op, regs, a0, a1, a2, a3, NULL);
 }
 
-/* In-flight stash of a call whose checked argument is len bytes of user memory at ubuf (a
- * socket address): its first bytes, up to MW_HEAD_MAX - 1 (then head_len says "maybe longer",
- * and the whole is hashed, as for a path), as the kernel is about to copy them. */
-static __always_inline void mw_inflight_bytes(__u16 op, struct pt_regs *regs, int a0, int a1,
-					      int a2, int a3, const void *ubuf, __u32 len)
+/* Into a stash being written: its checked argument, len bytes of user memory at ubuf (a socket
+ * address): the first bytes, up to MW_HEAD_MAX - 1 (then head_len says "maybe longer", and the
+ * whole is hashed, as for a path), as the kernel is about to copy them. */
+static __always_inline void mw_inflight_head_bytes(struct mw_inflight *f, const void *ubuf,
+						   __u32 len)
 {
-	struct mw_inflight *f = mw_inflight_start();
 	__u32 n = len < MW_HEAD_MAX - 1 ? len : MW_HEAD_MAX - 1;
 
-	if (!f)
-		return;
-	mw_inflight_args(f, regs, a0, a1, a2, a3);
 	barrier_var(n); /* masked for the verifier: see mw_inflight_whole_bytes */
 	n &= MW_HEAD_MAX - 1;
 	/* fails when the page is not present yet, as for a path */
@@ -562,6 +560,18 @@ static __always_inline void mw_inflight_bytes(__u16 op, struct pt_regs *regs, in
 	f->head_len = (__u16)n;
 	if (n == MW_HEAD_MAX - 1)
 		mw_inflight_whole_bytes(f, ubuf, len);
+}
+
+/* In-flight stash of call op with such an argument and up to four integer arguments by spec. */
+static __always_inline void mw_inflight_bytes(__u16 op, struct pt_regs *regs, int a0, int a1,
+					      int a2, int a3, const void *ubuf, __u32 len)
+{
+	struct mw_inflight *f = mw_inflight_start();
+
+	if (!f)
+		return;
+	mw_inflight_args(f, regs, a0, a1, a2, a3);
+	mw_inflight_head_bytes(f, ubuf, len);
 	mw_inflight_commit(f, op);
 }
 

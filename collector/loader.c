@@ -32,6 +32,9 @@
 #include "log.h"
 #include "tracefs.h"
 
+/* Stash entries read per bpf() call: a scan of the whole map (16 384 threads) is 64 calls. */
+#define INFLIGHT_BATCH 256
+
 struct loader {
 	struct mcpwitness *skel;
 	struct handlers handlers;
@@ -43,6 +46,7 @@ struct loader {
 	uint64_t *tracked_bits; /* the mmap'ed bitmap of the tracked set (maps.h) */
 	char *notes[LOADER_MAX_NOTES];
 	size_t n_notes;
+	struct mw_inflight inflight_batch[INFLIGHT_BATCH]; /* loader__inflight's reads */
 };
 
 /* AddressSanitizer's allocator replaces glibc's and refuses its tuning (mallopt returns 0). */
@@ -447,24 +451,39 @@ static int inflight_read(int fd, uint32_t tid, struct mw_inflight *f)
 	return -EAGAIN;
 }
 
-int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),
-		     void *ctx)
+int loader__inflight(struct loader *l, bool (*want)(void *ctx, const struct mw_inflight *f),
+		     void (*fn)(void *ctx, const struct mw_inflight *f), void *ctx)
 {
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int fd = bpf_map__fd(l->skel->maps.inflight);
-	struct mw_inflight f;
-	uint32_t key, next;
-	int n = 0, err = bpf_map_get_next_key(fd, NULL, &next);
+	uint32_t keys[INFLIGHT_BATCH], cursor = 0;
+	struct mw_inflight *vals = l->inflight_batch, f;
+	bool first = true, done = false;
+	int n = 0;
 
-	while (!err) {
-		key = next;
-		/* an idle entry (op unspecified) is a live thread between stashed calls */
-		if (inflight_read(fd, key, &f) == 0 && f.op != MW_OP_UNSPEC) {
+	while (!done) {
+		__u32 count = INFLIGHT_BATCH, i;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &cursor, &cursor, keys, vals,
+					       &count, &opts);
+
+		if (err && errno != ENOENT)
+			return -errno;
+		done = err != 0; /* ENOENT: the last entries are in this batch */
+		first = false;
+		for (i = 0; i < count; i++) {
+			/* an idle entry (op unspecified) is a live thread between stashed calls;
+			 * the batch's copy may be torn (programs rewrite entries in place), so a
+			 * wanted one is read again until two reads agree */
+			if (vals[i].op == MW_OP_UNSPEC || (want && !want(ctx, &vals[i])))
+				continue;
+			if (inflight_read(fd, keys[i], &f) || f.op == MW_OP_UNSPEC ||
+			    (want && !want(ctx, &f)))
+				continue;
 			fn(ctx, &f);
 			n++;
 		}
-		err = bpf_map_get_next_key(fd, &key, &next);
 	}
-	return errno == ENOENT ? n : -errno;
+	return n;
 }
 
 int loader__ring_fd(struct loader *l)

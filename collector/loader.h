@@ -65,9 +65,11 @@ uint64_t loader__tracked_start(struct loader *l, uint32_t tgid);
  * none), its start time into *start. */
 bool loader__tracked_lookup(struct loader *l, uint32_t tgid, uint64_t *start);
 /* Calls fn for each call still in flight (stashed at entry, not returned; a thread's idle
- * entry is skipped). Returns how many, or -errno. */
-int loader__inflight(struct loader *l, void (*fn)(void *ctx, const struct mw_inflight *f),
-		     void *ctx);
+ * entry is skipped) that want accepts (want NULL: every one), with a consistent copy of its
+ * stash. Reads the map in batches; want sees each entry's batch copy first, which may be torn,
+ * then the consistent copy. Returns how many, or -errno. */
+int loader__inflight(struct loader *l, bool (*want)(void *ctx, const struct mw_inflight *f),
+		     void (*fn)(void *ctx, const struct mw_inflight *f), void *ctx);
 /* fd that becomes readable when the ring holds a batch (for epoll). */
 int loader__ring_fd(struct loader *l);
 /* Drains every record now in the ring. Returns records drained or -errno. */

@@ -58,6 +58,9 @@ static int allow_bpf_reads(scmp_filter_ctx ctx)
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
 				       SCMP_A0(SCMP_CMP_EQ, BPF_MAP_GET_NEXT_KEY));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
+				       SCMP_A0(SCMP_CMP_EQ, BPF_MAP_LOOKUP_BATCH));
 	return err;
 }
 

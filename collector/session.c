@@ -27,6 +27,7 @@
 #include "loader.h"
 #include "log.h"
 #include "options.h"
+#include "pending.h"
 #include "session.h"
 #include "wire.h"
 
@@ -405,6 +406,7 @@ static int wait_step(struct session *s)
 	if (n < 0 && n != -EAGAIN && !s->write_err)
 		p_warn("failed to drain the ring buffer: %s", strerror(-n));
 	session_flush_losses(s);
+	pending_scan(s);
 	if (s->seal_pending && !s->write_err) {
 		s->seal_pending = false;
 		err = mcpt_writer__seal(s->writer, MCPT_SEAL_MARK);

@@ -43,6 +43,8 @@ struct session {
 	int stop_signals; /* INT/TERM/HUP received */
 	bool stop_now;
 	struct leftovers leftovers; /* killed after the linger (--after-linger kill) */
+	uint64_t pending_scanned_ns; /* the last scan for blocked calls (pending.h) */
+	bool pending_warned;	     /* a scan failed (warned once) */
 	/* the record being packed (wire.c): a kernel record's fields plus framing fit */
 	uint8_t wire[MW_EVENT_MAX + 512];
 };

@@ -14,44 +14,9 @@
 #include "loader.h"
 #include "log.h"
 #include "options.h"
+#include "pending.h"
 #include "session.h"
 #include "session_int.h"
-
-/* A call stashed at entry that never returned: written as unfinished, with its arguments and,
- * for a call stashed with a head, its start: for connect/sendto/sendmsg the address (data),
- * else the path (a head of MW_HEAD_MAX - 1 bytes or more is flagged cut, so a path never reads
- * as absolute unless it was). */
-static void write_unfinished(void *ctx, const struct mw_inflight *f)
-{
-	struct session *s = ctx;
-	Mcpt__Event ev = MCPT__EVENT__INIT;
-	int64_t args[4];
-	size_t n = 4, i;
-
-	for (i = 0; i < 4; i++)
-		args[i] = (int64_t)f->arg[i];
-	while (n > 0 && args[n - 1] == 0)
-		n--;
-	ev.ts = f->ts;
-	ev.pid = f->tgid;
-	ev.tid = f->tid;
-	ev.pstart = f->pstart;
-	ev.op = (Mcpt__Op)f->op;
-	ev.flags = MW_F_UNFINISHED;
-	ev.args = args;
-	ev.n_args = n;
-	if (f->head_len && f->head_len != MW_HEAD_UNREAD) {
-		bool addr =
-			f->op == MW_OP_CONNECT || f->op == MW_OP_SENDTO || f->op == MW_OP_SENDMSG;
-		ProtobufCBinaryData *b = addr ? &ev.data : &ev.path;
-
-		b->data = (uint8_t *)f->head;
-		b->len = f->head_len < MW_HEAD_MAX ? f->head_len : MW_HEAD_MAX - 1;
-		if (f->head_len >= MW_HEAD_MAX - 1)
-			ev.flags |= MW_F_TRUNC(addr ? MW_S_DATA : MW_S_PATH);
-	}
-	session_append(s, MCPT_T_EVENT, &ev.base, f->ts);
-}
 
 static int note_proc(struct session *s, Mcpt__ProcInfo__Kind kind, uint32_t pid, uint32_t ppid,
 		     uint64_t pstart, uint32_t uid, bool killed)
@@ -161,7 +126,7 @@ void session_end_kill(struct session *s)
 
 void session_end_list(struct session *s)
 {
-	int err = loader__inflight(s->bpf, write_unfinished, s);
+	int err = pending_write_unfinished(s);
 
 	if (err < 0)
 		p_err("failed to list the calls in flight: %s", strerror(-err));

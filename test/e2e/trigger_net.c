@@ -2,7 +2,8 @@
  * trigger_net.c - network steps, all on loopback: TCP over IPv4, IPv6 and an IPv4-mapped IPv6
  * address; UDP sendto/sendmsg/sendmmsg to several destinations; DNS datagrams to port 53
  * (addressed and on a connected socket); unix sockets by path, abstract, and datagram; which
- * sockets are recorded; connect and accept on non-blocking sockets.
+ * sockets are recorded; connect and accept on non-blocking sockets, and ones that block for a
+ * while.
  * Also the attach-mode target (mode_hold), which leaves an accept and a connect pending.
  */
 #include <arpa/inet.h>
@@ -303,7 +304,7 @@ static void step_sockets(struct out *o)
 
 /* connect and accept4 on non-blocking sockets: a listener made SOCK_NONBLOCK whose accept4 finds
  * nothing (EAGAIN), a client made SOCK_NONBLOCK and one switched by fcntl, each connecting
- * (0 or EINPROGRESS); then a blocking client, whose connect gets an entry-time record. */
+ * (0 or EINPROGRESS); then a blocking client, whose connect returns at once too. */
 static void step_nonblock(struct out *o)
 {
 	struct sockaddr_in a = sin4(0);
@@ -328,6 +329,72 @@ static void step_nonblock(struct out *o)
 	must(c3 >= 0, "socket");
 	out_int(o, "fd3", c3);
 	out_ret(o, "connect3", syscall(SYS_connect, c3, &a, sizeof(a)));
+}
+
+/* ---- calls that block for a while, then return ------------------------------------------- */
+
+#define BLOCKED_MS 400 /* long past the collector's 50 ms before it writes an entry-time record */
+
+struct later {
+	int fd;
+	struct sockaddr_in to; /* connect_later's destination */
+	long ret;
+};
+
+static void *accept_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(BLOCKED_MS * 1000);
+	l->ret = syscall(SYS_accept4, l->fd, NULL, NULL, SOCK_CLOEXEC);
+	return NULL;
+}
+
+static void *connect_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(BLOCKED_MS * 1000);
+	l->ret = syscall(SYS_connect, l->fd, &l->to, sizeof(l->to));
+	return NULL;
+}
+
+/* A unix stream connect that waits on a listener whose backlog is full until another thread
+ * accepts the connection filling it, then an accept that waits until another thread connects:
+ * each blocks for BLOCKED_MS. */
+static void step_blocked(struct out *o)
+{
+	struct sockaddr_un u;
+	socklen_t ulen = sun_path(&u, "blocked.sock", strlen("blocked.sock"));
+	struct sockaddr_in a = sin4(0);
+	struct later l;
+	pthread_t t;
+	int ul = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int filler = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	long c, tl;
+
+	must(ul >= 0 && filler >= 0 && bind(ul, (struct sockaddr *)&u, ulen) == 0 &&
+		     listen(ul, 0) == 0 && connect(filler, (struct sockaddr *)&u, ulen) == 0,
+	     "fill a unix listener's backlog");
+	l.fd = ul;
+	must(pthread_create(&t, NULL, accept_later, &l) == 0, "pthread_create");
+	c = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	out_int(o, "fd", c);
+	out_int(o, "addrlen", ulen);
+	out_ret(o, "connect", syscall(SYS_connect, c, &u, ulen));
+	must(pthread_join(t, NULL) == 0 && l.ret >= 0, "the accept that let it in");
+
+	tl = syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	must(tl >= 0 && bind((int)tl, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		     listen((int)tl, 4) == 0,
+	     "listen 127.0.0.1");
+	out_int(o, "listen_fd", tl);
+	out_int(o, "port", port_of((int)tl));
+	l.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	l.to = sin4((uint16_t)port_of((int)tl));
+	must(l.fd >= 0 && pthread_create(&t, NULL, connect_later, &l) == 0, "pthread_create");
+	out_ret(o, "accept", syscall(SYS_accept, tl, NULL, NULL));
+	must(pthread_join(t, NULL) == 0 && l.ret == 0, "the connect it waited for");
 }
 
 /* ---- the attach-mode target ---------------------------------------------------------------- */
@@ -455,5 +522,6 @@ const struct step net_steps[] = {
 	{ "unix_dgram", step_unix_dgram },
 	{ "sockets", step_sockets },
 	{ "nonblock", step_nonblock },
+	{ "blocked", step_blocked },
 	{ NULL, NULL },
 };

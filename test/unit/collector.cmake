@@ -8,7 +8,8 @@ mw_unit_test(loadlog LIBS mw_collector_core)
 # The record loop itself (session.c with the modules it calls; no BPF is loaded).
 mw_unit_test(session
 	SOURCES trace_testlib.c "${CMAKE_SOURCE_DIR}/collector/session.c"
-		"${CMAKE_SOURCE_DIR}/collector/session_end.c" "${CMAKE_SOURCE_DIR}/collector/leftovers.c"
+		"${CMAKE_SOURCE_DIR}/collector/session_end.c" "${CMAKE_SOURCE_DIR}/collector/pending.c"
+		"${CMAKE_SOURCE_DIR}/collector/leftovers.c"
 		"${CMAKE_SOURCE_DIR}/collector/loader.c" "${CMAKE_SOURCE_DIR}/collector/handlers.c"
 		"${CMAKE_SOURCE_DIR}/collector/launch.c"
 		"${CMAKE_SOURCE_DIR}/collector/tracefs.c" "${CMAKE_SOURCE_DIR}/collector/syscalls.c"
