@@ -29,27 +29,21 @@
 #define MW_SOCK_TYPE_MASK 0xf /* socket()'s type without SOCK_NONBLOCK and SOCK_CLOEXEC */
 #define MW_IPPROTO_TCP	  6
 #define MW_IPPROTO_UDP	  17
-#define MW_O_NONBLOCK	  04000
 #define MW_DNS_PORT	  53
 
 /* arg[2] = socket type, arg[3] = family of fd's socket. */
 static __always_inline struct sock *mw_sock_kind(struct mw_event *e, int fd)
 {
-	return mw_file_sock_kind(e, mw_fd_file(fd));
+	return mw_file_sock_kind(e->arg, mw_fd_file(fd));
 }
 
-/* Into a stash being written: arg[2] = socket type, arg[3] = family of file f's socket (as a
- * record's, mw_file_sock_kind; 0 if f is no socket), and the caller's real uid and gid. */
+/* Into a stash being written: the socket's kind (mw_file_sock_kind; none if f is no socket) and
+ * the caller's real uid and gid. */
 static __always_inline void mw_inflight_sock(struct mw_inflight *inf, struct file *f)
 {
 	__u64 uid_gid = bpf_get_current_uid_gid();
-	struct socket *sock = NULL;
-	struct sock *sk = mw_file_sock(f, &sock);
 
-	if (sk) {
-		inf->arg[2] = BPF_CORE_READ(sock, type);
-		inf->arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
-	}
+	mw_file_sock_kind(inf->arg, f);
 	inf->uid = (__u32)uid_gid;
 	inf->gid = uid_gid >> 32;
 }

@@ -29,16 +29,17 @@ static __always_inline struct sock *mw_file_sock(struct file *f, struct socket *
 	return sock ? BPF_CORE_READ(sock, sk) : NULL;
 }
 
-/* arg[2] = socket type, arg[3] = family of file f's socket (f may be NULL). */
-static __always_inline struct sock *mw_file_sock_kind(struct mw_event *e, struct file *f)
+/* arg[2] = socket type, arg[3] = family of file f's socket (f may be NULL), into a record's
+ * arguments or an in-flight stash's. */
+static __always_inline struct sock *mw_file_sock_kind(__u64 *arg, struct file *f)
 {
 	struct socket *sock = NULL;
 	struct sock *sk = mw_file_sock(f, &sock);
 
 	if (!sk)
 		return NULL;
-	e->arg[2] = BPF_CORE_READ(sock, type);
-	e->arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
+	arg[2] = BPF_CORE_READ(sock, type);
+	arg[3] = BPF_CORE_READ(sk, __sk_common.skc_family);
 	return sk;
 }
 

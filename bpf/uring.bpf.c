@@ -285,7 +285,7 @@ static __always_inline void mw_uring_connected(struct io_kiocb *req, __s32 res)
 		return;
 	e->arg[0] = MW_IORING_CONNECT;
 	e->arg[1] = BPF_CORE_READ(req, cqe.user_data); /* the fd shares its place with res */
-	sk = mw_file_sock_kind(e, BPF_CORE_READ(req, file)); /* arg[2], arg[3] */
+	sk = mw_file_sock_kind(e->arg, BPF_CORE_READ(req, file)); /* arg[2], arg[3] */
 	if (sk)
 		mw_slot_sockname(&r, MW_S_DATA, sk, true);
 	mw_rec_emit(&r);
