@@ -206,32 +206,46 @@ static __always_inline void mw_slot_bytes(struct mw_rec *r, int slot, const void
 	r->off = off + len;
 }
 
-/* Assigns the sequence number and hands the record to the ring buffer. Wakes the collector only
- * when enough bytes wait (it also polls on a short timeout), so a burst costs one wake-up, and
- * then not more often than every MW_WAKE_GAP_NS (maps.h). */
+/* The wake-up flag for a record about to go to ring rb (at most one wake-up every
+ * MW_WAKE_GAP_NS, and only once wake_bytes wait: see maps.h). */
+static __always_inline __u64 mw_wake_flag(void *rb, __u64 wake_bytes, __u64 ts)
+{
+	if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wake_bytes &&
+	    (__s64)(ts - mw_woken_ts) >= MW_WAKE_GAP_NS) {
+		mw_woken_ts = ts;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* Assigns the sequence number and hands the record to the hot ring, or to the spill ring when
+ * the hot one is full (maps.h), followed by the trailer: the other ring's producer position,
+ * read before this ring's reservation. Wakes the collector only when enough bytes wait (it also
+ * polls on a short timeout), so a burst costs one wake-up. */
 static __always_inline void mw_rec_emit(struct mw_rec *r)
 {
 	__u32 zero = 0;
 	__u64 *seq = bpf_map_lookup_elem(&seqno, &zero);
 	__u32 size = r->off;
-	__u64 flags;
+	__u64 *trailer;
 
 	if (!seq)
 		return;
 	r->e->seq = __sync_fetch_and_add(seq, 1);
-	if (size > MW_SCRATCH_EVENT) {
+	if (size > MW_SCRATCH_EVENT - MW_RING_TRAILER) {
 		mw_loss(MW_LOSS_TOO_LARGE);
 		return;
 	}
 	barrier_var(size);
 	r->e->size = size;
-	flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= mw_wakeup_bytes &&
-	    (__s64)(r->e->ts - mw_woken_ts) >= MW_WAKE_GAP_NS) {
-		mw_woken_ts = r->e->ts;
-		flags = BPF_RB_FORCE_WAKEUP;
-	}
-	if (bpf_ringbuf_output(&events, r->e, size, flags))
+	trailer = (__u64 *)&r->s->event[size];
+	*trailer = bpf_ringbuf_query(&events_spill, BPF_RB_PROD_POS);
+	if (!bpf_ringbuf_output(&events, r->e, size + MW_RING_TRAILER,
+				mw_wake_flag(&events, mw_wakeup_bytes, r->e->ts)))
+		return;
+	*trailer = bpf_ringbuf_query(&events, BPF_RB_PROD_POS);
+	if (bpf_ringbuf_output(&events_spill, r->e, size + MW_RING_TRAILER,
+			       mw_wake_flag(&events_spill, mw_spill_wakeup_bytes, r->e->ts)))
 		mw_loss(MW_LOSS_RINGBUF_FULL);
 }
 

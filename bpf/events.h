@@ -336,7 +336,7 @@ struct mw_event {
 
 /* Per-reason loss counters, kept in the BPF array map `losses` (one u64 per reason, per CPU). */
 enum mw_loss {
-	MW_LOSS_RINGBUF_FULL = 0, /* bpf_ringbuf_output failed: no room */
+	MW_LOSS_RINGBUF_FULL = 0, /* no room in the hot ring nor in the spill ring */
 	MW_LOSS_TOO_LARGE = 1,    /* record larger than the scratch buffer */
 	MW_LOSS_STASH_FULL = 2,   /* no room to stash syscall arguments at entry */
 	MW_LOSS_READ_FAULT = 3,   /* a kernel read failed */
@@ -346,6 +346,12 @@ enum mw_loss {
 };
 
 #define MW_EVENT_HDR_SIZE 120
+/* After each record in a ring (not part of it: mw_event.size does not count it), the other
+ * ring's producer position when the record was made, 8 bytes, unaligned (maps.h: the hot and
+ * the spill ring; collector/ringpair.c). */
+#define MW_RING_TRAILER	  8
+/* The hot ring's size (maps.h), fixed: the spill ring's is the collector's --ringbuf-size. */
+#define MW_HOT_RING_BYTES (1u << 20)
 /* The largest record: slots are appended while they fit and cut short (flagged) when not. A power
  * of two, so offsets into the scratch buffer can be masked for the verifier. */
 #define MW_EVENT_MAX	  32768

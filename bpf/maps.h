@@ -15,13 +15,13 @@
 
 /* Sizes the collector may change before load (bpf_map__set_max_entries). */
 #define MW_MAX_TRACKED	 65536
-#define MW_RINGBUF_BYTES (16u << 20)
+#define MW_RINGBUF_BYTES (16u << 20) /* the spill ring (--ringbuf-size; the hot ring: events.h) */
 
 /* Scratch layout per CPU: the record being built, then a buffer the path walk fills backwards,
  * then what a handler hands a shared exit program (struct mw_shared_call). Slot appends mask
  * their offset with MW_EVENT_MAX - 1 and read at most MW_DATA_MAX bytes, so the record area is
- * MW_EVENT_MAX + MW_DATA_MAX long. */
-#define MW_SCRATCH_EVENT (MW_EVENT_MAX + MW_DATA_MAX)
+ * MW_EVENT_MAX + MW_DATA_MAX long, and the ring trailer after the longest record. */
+#define MW_SCRATCH_EVENT (MW_EVENT_MAX + MW_DATA_MAX + MW_RING_TRAILER)
 #define MW_SCRATCH_PATH	 (2 * MW_PATH_MAX)
 
 /* What a handler hands the program it shares with other handlers (shared_progs): the call
@@ -52,7 +52,9 @@ const volatile __u32 mw_schema_version __weak = MW_SCHEMA_VERSION;
 const volatile __u64 mw_hash_key[2] __weak = {0, 0};
 /* Wake the collector only once this many bytes wait in the ring (batch draining); below it the
  * collector's poll timeout picks them up. */
-const volatile __u64 mw_wakeup_bytes __weak = 256 * 1024;
+const volatile __u64 mw_wakeup_bytes __weak = 128 * 1024;
+/* The same for the spill ring (a size of its own). */
+const volatile __u64 mw_spill_wakeup_bytes __weak = 2 * 1024 * 1024;
 /* While the collector lags (the ring holds mw_wakeup_bytes or more), it is woken at most once
  * every MW_WAKE_GAP_NS, not for every record: a wake-up is an irq_work (an interrupt the CPU
  * sends itself) that a collector busy elsewhere (a slow fdatasync, a full CPU) cannot use, and
@@ -85,10 +87,24 @@ struct {
 	__type(value, __u64);
 } tracked_bits SEC(".maps") __weak;
 
+/* Records reach the collector through two rings. Each goes to the hot ring, small enough that
+ * its pages and cache lines are still warm when the producer comes round to them again (a
+ * record in a 16 MiB ring costs 100-300 ns more, its lines and page-table entries cold after
+ * a lap); a record that finds it full goes to the spill ring, sized for bursts and for a
+ * collector held up, so the two together hold what one large ring held. Every record ends
+ * with the other ring's producer position as the program read it just before reserving
+ * (MW_RING_TRAILER, events.h): the collector takes a record only once it has consumed the
+ * other ring up to there, which puts a thread's records in the order it made them whichever
+ * rings they went to (collector/ringpair.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, MW_HOT_RING_BYTES);
+} events SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, MW_RINGBUF_BYTES);
-} events SEC(".maps") __weak;
+} events_spill SEC(".maps") __weak;
 
 /* Calls that may block, from entry to exit (struct mw_inflight, keyed by tid). */
 struct {

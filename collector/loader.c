@@ -30,6 +30,7 @@
 #include "hookshape.h"
 #include "loader.h"
 #include "log.h"
+#include "ringpair.h"
 #include "tracefs.h"
 
 /* Stash entries read per bpf() call: a scan of the whole map (16 384 threads) is 64 calls. */
@@ -39,7 +40,8 @@ struct loader {
 	struct mcpwitness *skel;
 	struct handlers handlers;
 	bool tracefs_mounted;
-	struct ring_buffer *ring;
+	struct ringpair rings;
+	bool rings_open;
 	loader_record_fn on_record;
 	void *ctx;
 	int ncpus;
@@ -192,7 +194,7 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 		return l->ncpus ? l->ncpus : -EINVAL;
 	err = bpf_map__set_max_entries(s->maps.scratch, (uint32_t)l->ncpus);
 	if (!err)
-		err = bpf_map__set_max_entries(s->maps.events, o->ringbuf_bytes);
+		err = bpf_map__set_max_entries(s->maps.events_spill, o->ringbuf_bytes);
 	if (err)
 		return err;
 	if (s->rodata->mw_schema_version != MW_SCHEMA_VERSION) {
@@ -200,7 +202,8 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 		      s->rodata->mw_schema_version, MW_SCHEMA_VERSION);
 		return -EPROTO;
 	}
-	s->rodata->mw_wakeup_bytes = o->ringbuf_bytes / 8;
+	s->rodata->mw_wakeup_bytes = MW_HOT_RING_BYTES / 8 * 7;
+	s->rodata->mw_spill_wakeup_bytes = o->ringbuf_bytes / 8;
 	err = draw_hash_key(s);
 	if (err) {
 		p_err("failed to draw the argument hash key: %s", strerror(-err));
@@ -290,12 +293,15 @@ struct loader *loader__new(const struct loader_opts *o)
 		p_err("failed to attach the BPF programs: %s", strerror(-err));
 		goto fail;
 	}
-	l->ring = ring_buffer__new(bpf_map__fd(l->skel->maps.events), on_ring_record, l, NULL);
-	if (!l->ring) {
-		err = -errno;
-		p_err("failed to set up the ring buffer: %s", strerror(-err));
+	err = ringpair_open(&l->rings, bpf_map__fd(l->skel->maps.events),
+			    bpf_map__max_entries(l->skel->maps.events),
+			    bpf_map__fd(l->skel->maps.events_spill),
+			    bpf_map__max_entries(l->skel->maps.events_spill));
+	if (err) {
+		p_err("failed to map the ring buffers: %s", strerror(-err));
 		goto fail;
 	}
+	l->rings_open = true;
 	return l;
 fail:
 	loader__free(l);
@@ -309,7 +315,8 @@ void loader__free(struct loader *l)
 
 	if (!l)
 		return;
-	ring_buffer__free(l->ring);
+	if (l->rings_open)
+		ringpair_close(&l->rings);
 	if (l->tracked_bits)
 		munmap(l->tracked_bits, MW_PID_WORDS * sizeof(uint64_t));
 	handlers__close(&l->handlers);
@@ -488,12 +495,12 @@ int loader__inflight(struct loader *l, bool (*want)(void *ctx, const struct mw_i
 
 int loader__ring_fd(struct loader *l)
 {
-	return ring_buffer__epoll_fd(l->ring);
+	return l->rings.epfd;
 }
 
 int loader__drain(struct loader *l)
 {
-	return ring_buffer__consume(l->ring);
+	return ringpair_drain(&l->rings, on_ring_record, l);
 }
 
 int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS])

@@ -1,7 +1,7 @@
 /*
  * loader.h - the BPF side's lifecycle for the collector: open the skeleton, size the maps,
  * disable programs whose hook this kernel lacks (with a note), load, check the schema, attach,
- * seed the tracked set, and drain the ring buffer through a callback.
+ * seed the tracked set, and drain the record rings (ringpair.h) through a callback.
  */
 #ifndef MW_COLLECTOR_LOADER_H
 #define MW_COLLECTOR_LOADER_H
@@ -21,7 +21,7 @@ struct loader;
 typedef int (*loader_record_fn)(void *ctx, const struct mw_event *ev, size_t size);
 
 struct loader_opts {
-	uint32_t ringbuf_bytes; /* power of two */
+	uint32_t ringbuf_bytes; /* the spill ring's (a power of two); the hot ring is fixed */
 	loader_record_fn on_record;
 	void *ctx;
 };
@@ -70,9 +70,10 @@ bool loader__tracked_lookup(struct loader *l, uint32_t tgid, uint64_t *start);
  * then the consistent copy. Returns how many, or -errno. */
 int loader__inflight(struct loader *l, bool (*want)(void *ctx, const struct mw_inflight *f),
 		     void (*fn)(void *ctx, const struct mw_inflight *f), void *ctx);
-/* fd that becomes readable when the ring holds a batch (for epoll). */
+/* fd that becomes readable when either record ring holds a batch (for epoll). */
 int loader__ring_fd(struct loader *l);
-/* Drains every record now in the ring. Returns records drained or -errno. */
+/* Drains every record the two rings let be taken now, each thread's in the order it made
+ * them (ringpair.h). Returns records drained or -errno. */
 int loader__drain(struct loader *l);
 /* Sums the per-CPU loss counters into totals (enum mw_loss order). */
 int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS]);

@@ -1,7 +1,7 @@
 /*
  * session.c - the recording loop (see session.h).
  *
- * One thread, one epoll set: the ring buffer's fd (woken only when a batch is waiting; a short
+ * One thread, one epoll set: the record rings' fd (woken only when a batch is waiting; a short
  * poll timeout collects the rest) and a signalfd for INT/TERM/HUP (forwarded to the server)
  * and CHLD (the server or an orphaned descendant exited; we are their subreaper). How a
  * recording ends (the kill, the unfinished calls, the processes alive) is session_end.c.
@@ -188,7 +188,7 @@ static void read_control(struct session *s)
 	s->control = NULL;
 }
 
-/* Stops ring_buffer__consume (a negative return does) once this turn's budget is spent. */
+/* Stops the drain (a negative return does) once this turn's budget is spent. */
 static int budget_spent(struct session *s)
 {
 	return ++s->drained_this_turn >= DRAIN_BUDGET ? -EAGAIN : 0;
@@ -404,7 +404,7 @@ static int wait_step(struct session *s)
 	n = loader__drain(s->bpf);
 	s->ring_backlog = n == -EAGAIN;
 	if (n < 0 && n != -EAGAIN && !s->write_err)
-		p_warn("failed to drain the ring buffer: %s", strerror(-n));
+		p_warn("failed to drain the record rings: %s", strerror(-n));
 	session_flush_losses(s);
 	pending_scan(s);
 	if (s->seal_pending && !s->write_err) {

@@ -443,10 +443,10 @@ class Bench:
         set_bpf_stats(1)
         try:
             rows = {}
-            for wl in PROGSTATS_CALLS:
+            for wl in self.a.progstats_loops:
                 rows[wl] = self.progstats_one(wl)
             ref = self.progstats_minimal() if not self.a.no_reference and self.reftracer() \
-                else None
+                and "openat" in rows else None
         finally:
             set_bpf_stats(0)
         self.results["sections"]["progstats"] = rows
@@ -968,6 +968,9 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0, help="multiply iteration counts")
     ap.add_argument("--workloads", default="openat,forkexec,connect,stdio,mcp")
+    ap.add_argument("--progstats-loops", default=",".join(PROGSTATS_CALLS),
+                    help="progstats: the loops to run (default: all, %(default)s; getppid and "
+                    "bpf are the baselines its summary lines compare with)")
     ap.add_argument("--rates", default="100000,200000,400000,600000,800000,1000000")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--evgen", default="open,bpf,files,uring",
@@ -998,6 +1001,9 @@ def main():
     if any(x not in sections for x in a.only.split(",")):
         ap.error("--only: sections are %s" % ", ".join(sections))
     a.workloads = a.workloads.split(",")
+    a.progstats_loops = a.progstats_loops.split(",")
+    if any(w not in PROGSTATS_CALLS for w in a.progstats_loops):
+        ap.error("--progstats-loops: loops are %s" % ", ".join(PROGSTATS_CALLS))
     a.rates = [int(x) for x in a.rates.split(",")]
     a.evgen = [k for k in a.evgen.split(",") if k]
     if any(k not in EVGEN_CLASS for k in a.evgen):

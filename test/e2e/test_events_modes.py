@@ -3,6 +3,8 @@
   existing child and of a new one recorded; the accept and the connect blocked for a while are
   written as entry records (by the collector, from their stash) and, still blocked when SIGTERM
   stops the recording, as UNFINISHED records;
+- a burst while the collector is stopped, past the hot ring into the spill ring: nothing lost,
+  each thread's records in the order it made them;
 - a flood that overflows a 1 MiB ring on purpose: Loss records whose counts and sequence ranges
   account for every missing record, verify's W_LOSS, and what analyze says of coverage;
 - a kernel lacking a hook (MCPWITNESS_HIDE_HOOKS): that program disabled with a note in the
@@ -313,6 +315,61 @@ class MissingHook(mwevents.EventsTestCase):
                          ["io_uring_setup", "io_uring_enter", "io_uring_register"])
         s = self.rec.step("open")
         self.assertEqual(self.rec.one(s["pid"], "open")["ret"], s["ret"])
+
+
+class SpillRing(mwtest.E2ETestCase):
+    """A burst while the collector is stopped: more than the 1 MiB hot ring holds goes on into
+    the spill ring, nothing is lost, and each thread's records come out in the order it made
+    them (their sequence numbers rise in trace order), though they went to both rings."""
+
+    PER_THREAD = 8000
+    SERVER = ("import os, sys, threading\n"
+              "def burst(tag):\n"
+              "    for i in range(%d):\n"
+              "        try: os.open('/nonexistent-mw-spill/%%s/%%06d' %% (tag, i), os.O_RDONLY)\n"
+              "        except OSError: pass\n"
+              "print('ready', flush=True)\n"
+              "sys.stdin.readline()\n"
+              "ts = [threading.Thread(target=burst, args=(t,)) for t in 'ab']\n"
+              "for t in ts: t.start()\n"
+              "for t in ts: t.join()\n"
+              "print('done', flush=True)\n"
+              "sys.stdin.readline()\n") % PER_THREAD
+
+    def test_a_burst_past_the_hot_ring_is_whole_and_in_order(self):
+        keys = mwtest.Keys(self.work)
+        trace = self.work.join("t.mcpt")
+        p = self.popen(mwtest.collect_cmd(trace, keys, ["python3", "-c", self.SERVER],
+                                          extra=["--linger", "0"]), stdin=subprocess.PIPE)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        os.kill(p.pid, signal.SIGSTOP)
+        try:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            self.assertEqual(p.stdout.readline(), "done\n")
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
+        p.stdin.close()
+        self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+        recs = mwtest.dump_json(trace, keys)
+        self.assertEqual([r for r in recs if r["type"] == "loss"], [])
+        burst = {"a": [], "b": []}
+        for r in recs:
+            path = r.get("path", "") if r["type"] == "event" else ""
+            if path.startswith("/nonexistent-mw-spill/"):
+                burst[path.split("/")[2]].append(r)
+        for tag, opens in burst.items():
+            self.assertEqual(len(opens), self.PER_THREAD, tag)
+            self.assertEqual([r["path"] for r in opens],
+                             ["/nonexistent-mw-spill/%s/%06d" % (tag, i)
+                              for i in range(self.PER_THREAD)], tag)
+        # the headers alone are more than the hot ring holds: the rest went to the spill ring
+        self.assertGreater(2 * self.PER_THREAD * 120, 1 << 20)
+        last = {}
+        for r in recs:
+            if "seq" in r and "tid" in r:
+                self.assertGreater(r["seq"], last.get(r["tid"], -1), r)
+                last[r["tid"]] = r["seq"]
 
 
 class MissingPrivileges(mwtest.E2ETestCase):

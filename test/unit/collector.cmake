@@ -5,6 +5,7 @@ target_link_options(check_control PRIVATE -Wl,--wrap=mkfifo)
 mw_unit_test(encode LIBS mw_collector_core)
 mw_unit_test(hookshape LIBS mw_collector_core)
 mw_unit_test(loadlog LIBS mw_collector_core)
+mw_unit_test(ringpair LIBS mw_collector_core)
 # The record loop itself (session.c with the modules it calls; no BPF is loaded).
 mw_unit_test(session
 	SOURCES trace_testlib.c "${CMAKE_SOURCE_DIR}/collector/session.c"
