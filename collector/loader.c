@@ -503,6 +503,11 @@ int loader__drain(struct loader *l)
 	return ringpair_drain(&l->rings, on_ring_record, l);
 }
 
+bool loader__ring_waiting(struct loader *l)
+{
+	return l->rings_open && ringpair_waiting(&l->rings);
+}
+
 int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS])
 {
 	int fd = bpf_map__fd(l->skel->maps.losses);

@@ -75,6 +75,9 @@ int loader__ring_fd(struct loader *l);
 /* Drains every record the two rings let be taken now, each thread's in the order it made
  * them (ringpair.h). Returns records drained or -errno. */
 int loader__drain(struct loader *l);
+/* Whether a record is still in the rings that the last drain could not take yet (being
+ * written, or waiting for one that is; ringpair.h). */
+bool loader__ring_waiting(struct loader *l);
 /* Sums the per-CPU loss counters into totals (enum mw_loss order). */
 int loader__losses(struct loader *l, uint64_t totals[MW_LOSS_REASONS]);
 /* The next sequence number the kernel side will assign: every record numbered before this call

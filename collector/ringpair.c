@@ -109,6 +109,20 @@ int ringpair_drain(struct ringpair *rp, ringpair_fn fn, void *ctx)
 	return n;
 }
 
+bool ringpair_waiting(struct ringpair *rp)
+{
+	int i;
+
+	for (i = 0; i < RING_COUNT; i++) {
+		struct ring *g = &rp->ring[i];
+
+		g->prod = __atomic_load_n(g->producer, __ATOMIC_ACQUIRE);
+		if (g->pos < g->prod)
+			return true;
+	}
+	return false;
+}
+
 static void ring_unmap(struct ring *g)
 {
 	if (g->map_consumer && g->map_consumer != MAP_FAILED)

@@ -13,6 +13,7 @@
 #ifndef MW_COLLECTOR_RINGPAIR_H
 #define MW_COLLECTOR_RINGPAIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,10 @@ typedef int (*ringpair_fn)(void *ctx, void *data, size_t size);
 int ringpair_open(struct ringpair *rp, int hot_fd, size_t hot_bytes, int spill_fd,
 		  size_t spill_bytes);
 void ringpair_close(struct ringpair *rp);
+
+/* Whether either ring holds a record reserved and not yet taken (one still being written, or
+ * one waiting for it in the other ring): what a last drain should wait a moment for. */
+bool ringpair_waiting(struct ringpair *rp);
 
 /* Takes every record that can be taken now, in order, calling fn for each. Returns how many,
  * fn's negative return, or -EBADMSG for a ring header that cannot be (a length past the ring;

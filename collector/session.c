@@ -37,6 +37,7 @@
  * the control channel, timed seals and loss accounting (the drain would otherwise run as
  * long as the flood does). */
 #define DRAIN_BUDGET   4096
+#define FINAL_SETTLE_MS 20 /* the last drain's wait for records still being written */
 
 static const Mcpt__LossSource loss_source[MW_LOSS_REASONS] = {
 	[MW_LOSS_RINGBUF_FULL] = MCPT__LOSS_SOURCE__RINGBUF_RESERVE_FAIL,
@@ -416,6 +417,22 @@ static int wait_step(struct session *s)
 	return 0;
 }
 
+/* Everything the kernel still holds, whatever the budget; a record still being written, or one
+ * that waits for it in the other ring, gets up to FINAL_SETTLE_MS. */
+static void drain_the_rest(struct session *s)
+{
+	int waited;
+
+	for (waited = 0;; waited++) {
+		do {
+			s->drained_this_turn = 0;
+		} while (loader__drain(s->bpf) == -EAGAIN && !s->write_err);
+		if (s->write_err || waited >= FINAL_SETTLE_MS || !loader__ring_waiting(s->bpf))
+			return;
+		poll(NULL, 0, 1);
+	}
+}
+
 static Mcpt__EndReason end_reason(const struct session *s)
 {
 	if (s->write_err == -ENOSPC || s->write_err == -EDQUOT)
@@ -457,9 +474,7 @@ int session_run(struct session *s)
 	}
 	if (!err)
 		session_end_kill(s);
-	do { /* everything the kernel still holds, whatever the budget */
-		s->drained_this_turn = 0;
-	} while (loader__drain(s->bpf) == -EAGAIN && !s->write_err);
+	drain_the_rest(s);
 	read_control(s);
 	if (s->control && !s->write_err)
 		control__flush(s->control, on_control_line, s);

@@ -171,9 +171,11 @@ START_TEST(a_head_waits_for_a_busy_record)
 	add(RING_HOT, "y", fakes[RING_SPILL].prod);
 	ck_assert_int_eq(ringpair_drain(&rp, take, NULL), 1);
 	ck_assert_int_eq(ringpair_drain(&rp, take, NULL), 0);
+	ck_assert(ringpair_waiting(&rp)); /* what the last drain of a recording waits for */
 	commit(RING_SPILL, busy, false);
 	ck_assert_int_eq(ringpair_drain(&rp, take, NULL), 2);
 	assert_got(want, 3);
+	ck_assert(!ringpair_waiting(&rp));
 }
 END_TEST
 
