@@ -129,7 +129,18 @@ class Bench:
         self.reftracer_bin = os.path.join(self.build, "test", "bench", "reftracer")
         self.analyzer = os.path.abspath(args.analyzer) if args.analyzer else \
             os.path.join(self.build, "analyzer", "mcpwitness")
+        for tool in (self.collect, self.analyzer):
+            if not os.access(tool, os.X_OK):
+                raise SystemExit("bench.py: %s is missing: build the tree first (--build)" % tool)
         self.work = tempfile.mkdtemp(prefix="mwbench.")
+        try:
+            self.prepare()
+        except BaseException:
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+
+    def prepare(self):
+        """The work directory's programs, files and keys, and the connect loop's listener."""
         os.chmod(self.work, 0o755)
         self.bin = self.j("bin")
         os.mkdir(self.bin)
