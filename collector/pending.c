@@ -54,14 +54,20 @@ struct scan {
 	uint64_t from, to; /* (from, to]: when a call's PENDING_ENTRY_MS ran out in this scan */
 };
 
-static bool blocked_now(void *ctx, const struct mw_inflight *f)
+bool pending_due(const struct mw_inflight *f, uint64_t from, uint64_t to)
 {
-	const struct scan *sc = ctx;
 	uint64_t due = f->ts + PENDING_ENTRY_MS * 1000000ull;
 
 	if (f->op != MW_OP_CONNECT && f->op != MW_OP_ACCEPT && f->op != MW_OP_ACCEPT4)
 		return false;
-	return due > sc->from && due <= sc->to;
+	return due > from && due <= to;
+}
+
+static bool blocked_now(void *ctx, const struct mw_inflight *f)
+{
+	const struct scan *sc = ctx;
+
+	return pending_due(f, sc->from, sc->to);
 }
 
 static void write_entry(void *ctx, const struct mw_inflight *f)

@@ -8,6 +8,10 @@
 #ifndef MW_COLLECTOR_PENDING_H
 #define MW_COLLECTOR_PENDING_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mw_inflight;
 struct session;
 
 /* How long a connect or accept stays blocked before it is written as an entry-time record:
@@ -25,6 +29,11 @@ struct session;
  * before it makes its exit record, so the exit record of a call written here is drained, and
  * appended, after it: an entry-time record always comes before its completion. */
 void pending_scan(struct session *s);
+
+/* Whether the stashed call f is written by a scan covering (from, to] (CLOCK_BOOTTIME ns): a
+ * connect, accept or accept4 whose PENDING_ENTRY_MS since its entry ran out in that window.
+ * Consecutive windows write each call once. */
+bool pending_due(const struct mw_inflight *f, uint64_t from, uint64_t to);
 
 /* At the end, once the ring is drained: every call still in flight, as unfinished. Returns how
  * many, or -errno. */

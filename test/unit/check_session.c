@@ -4,7 +4,8 @@
  * is not written but counted as lost in user space (USER_QUEUE), in a Loss record that carries
  * its sequence number and in the totals of the seals that follow, so the trace does not read
  * as complete. The session runs for real (signalfd, epoll, the trace writer on a memfd); only
- * the BPF side is absent, and no loop turn runs.
+ * the BPF side is absent, and no loop turn runs. Also the window of the scan that writes a
+ * call still blocked as an entry-time record (collector/pending.c).
  */
 #include <check.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "encode.h"
 #include "options.h"
+#include "pending.h"
 #include "session.h"
 #include "trace_testlib.h"
 
@@ -170,6 +172,37 @@ START_TEST(test_loss_names_the_record)
 }
 END_TEST
 
+/* The pending scan's window (pending.c): a call blocked PENDING_ENTRY_MS is written by the one
+ * scan whose window (from, to] holds that moment, whatever the scans' spacing; only connect,
+ * accept and accept4 are. */
+START_TEST(test_pending_window_writes_each_blocked_call_once)
+{
+	const uint64_t ms = 1000000ull, entry = 1000 * ms, due = entry + PENDING_ENTRY_MS * ms;
+	const uint16_t ops[] = { MW_OP_CONNECT, MW_OP_ACCEPT, MW_OP_ACCEPT4 };
+	struct mw_inflight f = { .ts = entry, .op = MW_OP_CONNECT };
+	uint64_t step, from, to;
+	size_t i;
+
+	ck_assert(!pending_due(&f, 0, due - 1));
+	ck_assert(pending_due(&f, due - 1, due)); /* the window's end belongs to it */
+	ck_assert(!pending_due(&f, due, due + 20 * ms)); /* and not to the next one */
+	ck_assert(pending_due(&f, 0, due + 20 * ms)); /* the first scan: from 0 */
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		for (step = 1; step <= 97; step += 3) { /* scans every 1 to 97 ms */
+			unsigned writes = 0;
+
+			f.op = ops[i];
+			for (from = 0, to = step * ms + 1; from < 2 * due;
+			     from = to, to += step * ms)
+				writes += pending_due(&f, from, to);
+			ck_assert_uint_eq(writes, 1);
+		}
+	}
+	f.op = MW_OP_OPENAT; /* stashed too, never written while it blocks */
+	ck_assert(!pending_due(&f, 0, 2 * due));
+}
+END_TEST
+
 Suite *session_suite(void);
 Suite *session_suite(void)
 {
@@ -178,6 +211,7 @@ Suite *session_suite(void)
 
 	tcase_add_test(tc, test_malformed_records_are_losses);
 	tcase_add_test(tc, test_loss_names_the_record);
+	tcase_add_test(tc, test_pending_window_writes_each_blocked_call_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
