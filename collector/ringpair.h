@@ -37,7 +37,8 @@ struct ring {
 
 struct ringpair {
 	struct ring ring[RING_COUNT];
-	int epfd; /* readable when either ring is (both map fds in it) */
+	int epfd; /* both map fds, edge-triggered: readable once a ring's producer woke it (the
+		   * wake-up mark, bpf/maps.h) until the next drain, not whenever a record waits */
 };
 
 /* Called with each record, without its trailer; a negative return stops the drain after that
@@ -54,7 +55,9 @@ void ringpair_close(struct ringpair *rp);
  * one waiting for it in the other ring): what a last drain should wait a moment for. */
 bool ringpair_waiting(struct ringpair *rp);
 
-/* Takes every record that can be taken now, in order, calling fn for each. Returns how many,
+/* Takes every record that can be taken now, in order, calling fn for each, after taking the
+ * wake-ups waiting on epfd (records below the mark are drained by a caller's timeout, not by a
+ * readable fd). Returns how many,
  * fn's negative return, or -EBADMSG for a ring header that cannot be (a length past the ring;
  * nothing more is read from that ring). */
 int ringpair_drain(struct ringpair *rp, ringpair_fn fn, void *ctx);
