@@ -503,6 +503,11 @@ int loader__drain(struct loader *l)
 	return ringpair_drain(&l->rings, on_ring_record, l);
 }
 
+uint64_t loader__spilled(struct loader *l)
+{
+	return l->rings.taken[RING_SPILL];
+}
+
 bool loader__ring_waiting(struct loader *l)
 {
 	return l->rings_open && ringpair_waiting(&l->rings);

@@ -75,6 +75,9 @@ int loader__ring_fd(struct loader *l);
 /* Drains every record the two rings let be taken now, each thread's in the order it made
  * them (ringpair.h). Returns records drained or -errno. */
 int loader__drain(struct loader *l);
+/* How many of the records drained came through the spill ring (the hot ring was full when
+ * they were made): what they cost the server is more than a hot record's (bpf/maps.h). */
+uint64_t loader__spilled(struct loader *l);
 /* Whether a record is still in the rings that the last drain could not take yet (being
  * written, or waiting for one that is; ringpair.h). */
 bool loader__ring_waiting(struct loader *l);

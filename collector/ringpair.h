@@ -39,6 +39,8 @@ struct ringpair {
 	struct ring ring[RING_COUNT];
 	int epfd; /* both map fds, edge-triggered: readable once a ring's producer woke it (the
 		   * wake-up mark, bpf/maps.h) until the next drain, not whenever a record waits */
+	uint64_t taken[RING_COUNT]; /* records taken from each ring since it was opened: how many
+				     * spilled (found the hot ring full) is taken[RING_SPILL] */
 };
 
 /* Called with each record, without its trailer; a negative return stops the drain after that

@@ -209,9 +209,10 @@ class Bench:
         self.ntrace += 1
         return self.j("trace-%s-%d.mcpt" % (tag, self.ntrace))
 
-    def collect_cmd(self, trace, cmd):
-        return [self.collect, "-q", "-o", trace, "-k", self.key, "--user", "nobody",
-                "--linger", "0", "--"] + cmd
+    def collect_cmd(self, trace, cmd, verbose=False):
+        """verbose: info lines too (the closing line's counts), else errors only."""
+        return [self.collect, "-v" if verbose else "-q", "-o", trace, "-k", self.key,
+                "--user", "nobody", "--linger", "0", "--"] + cmd
 
     def bpftrace_cmd(self, out, seed, cmd=None):
         script = self.j("trace.bt")
@@ -610,11 +611,12 @@ class Bench:
               self.a.seconds)
         print("(minimal: issue 8's minimal libbpf tracer, reftracer.c, which records the failing "
               "opens of kind open and writes raw records)")
-        print("%-10s %5s %10s %10s %8s %10s %8s %10s %8s %9s %6s" % (
+        print("%-10s %5s %10s %10s %8s %10s %8s %10s %10s %8s %9s %6s" % (
             "tracer", "kind", "offered/s", "achieved/s", "threads", "recorded", "lost",
-            "CPU s/M ev", "CPU %", "peak RSS", "B/ev"))
+            "spilled", "CPU s/M ev", "CPU %", "peak RSS", "B/ev"))
         print("(B/ev: the whole output file, headers, seals and tables included, per event "
-              "recorded)")
+              "recorded; spilled: records that found the 1 MiB hot ring full and went to the "
+              "spill ring, from the collector's closing line)")
         minimal = not self.a.no_reference and self.reftracer()
         runs = [(t, k, r) for k in self.a.evgen for r in rates
                 for t in ("mcpwitness", "minimal")
@@ -625,7 +627,7 @@ class Bench:
             evgen = [self.bin + "/evgen", str(rate), str(self.a.seconds), str(threads), kind]
             if kind == "files":
                 evgen.append(self.evgen_files())
-            cmd = self.collect_cmd(trace, evgen) if tracer == "mcpwitness" else \
+            cmd = self.collect_cmd(trace, evgen, verbose=True) if tracer == "mcpwitness" else \
                 self.reftracer_cmd(trace, evgen)
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE)
@@ -646,9 +648,12 @@ class Bench:
                 time.sleep(0.05)
             wall = time.monotonic() - t0
             time.sleep(0.1)
-            achieved, recorded, lost = 0.0, 0, 0
+            achieved, recorded, lost, spilled = 0.0, 0, 0, None
             for line in "".join(err).splitlines():
                 f = line.split()
+                m = re.search(r"(\d+) of them through the spill ring", line)
+                if m:
+                    spilled = int(m.group(1))
                 if line.startswith("RESULT evgen"):
                     achieved = float(f[2])
                 elif line.startswith("reftracer: ") and len(f) >= 9:
@@ -661,12 +666,14 @@ class Bench:
             cpu = last["cpu"] - cpu0  # from the first event to its last 50 ms
             size = os.path.getsize(trace) if os.path.exists(trace) else 0
             row = {"tracer": tracer, "kind": kind, "offered": rate, "achieved": achieved,
-                   "threads": threads, "recorded": recorded, "lost": lost, "cpu_s": cpu,
+                   "threads": threads, "recorded": recorded, "lost": lost,
+                   "spilled": spilled, "cpu_s": cpu,
                    "wall_s": wall, "cpu_s_per_M": cpu / max(recorded, 1) * 1e6,
                    "maxrss_kib": last["hwm"], "trace_bytes": size}
             rows.append(row)
-            print("%-10s %5s %10d %10.0f %8d %10d %8d %10.2f %7.0f%% %7.1fMiB %6.1f" % (
-                tracer, kind, rate, achieved, threads, recorded, lost, row["cpu_s_per_M"],
+            print("%-10s %5s %10d %10.0f %8d %10d %8d %10s %10.2f %7.0f%% %7.1fMiB %6.1f" % (
+                tracer, kind, rate, achieved, threads, recorded, lost,
+                "-" if spilled is None else spilled, row["cpu_s_per_M"],
                 100 * cpu / wall, last["hwm"] / 1024, size / max(recorded, 1)))
             if os.path.exists(trace):
                 os.unlink(trace)

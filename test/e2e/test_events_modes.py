@@ -15,6 +15,7 @@
 Beside every recording an unrelated busy process runs; no event of it may appear."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -340,7 +341,8 @@ class SpillRing(mwtest.E2ETestCase):
         keys = mwtest.Keys(self.work)
         trace = self.work.join("t.mcpt")
         p = self.popen(mwtest.collect_cmd(trace, keys, ["python3", "-c", self.SERVER],
-                                          extra=["--linger", "0"]), stdin=subprocess.PIPE)
+                                          extra=["--linger", "0", "-v"]),
+                       stdin=subprocess.PIPE)
         self.assertEqual(p.stdout.readline(), "ready\n")
         os.kill(p.pid, signal.SIGSTOP)
         try:
@@ -350,9 +352,15 @@ class SpillRing(mwtest.E2ETestCase):
         finally:
             os.kill(p.pid, signal.SIGCONT)
         p.stdin.close()
-        self.assertEqual(p.wait(timeout=60), 0, p.stderr.read())
+        err = p.stderr.read()
+        self.assertEqual(p.wait(timeout=60), 0, err)
         recs = mwtest.dump_json(trace, keys)
         self.assertEqual([r for r in recs if r["type"] == "loss"], [])
+        # the closing line counts what went through the spill ring
+        m = re.search(r"(\d+) events recorded, (\d+) of them through the spill ring", err)
+        self.assertIsNotNone(m, err)
+        self.assertGreater(int(m.group(2)), 0, err)
+        self.assertLess(int(m.group(2)), int(m.group(1)), err)
         burst = {"a": [], "b": []}
         for r in recs:
             path = r.get("path", "") if r["type"] == "event" else ""

@@ -157,6 +157,8 @@ START_TEST(spill_and_back)
 	add(RING_SPILL, "g", fakes[RING_HOT].prod);
 	ck_assert_int_eq(ringpair_drain(&rp, take, NULL), 4);
 	assert_got(want, 4);
+	ck_assert_uint_eq(rp.taken[RING_HOT], 2);
+	ck_assert_uint_eq(rp.taken[RING_SPILL], 2);
 }
 END_TEST
 
@@ -211,6 +213,8 @@ START_TEST(a_stop_keeps_the_record_taken)
 	stop_at = -1;
 	ck_assert_int_eq(ringpair_drain(&rp, take, NULL), 2);
 	assert_got(want, 3);
+	ck_assert_uint_eq(rp.taken[RING_HOT], 3); /* the record a stop kept counts as taken */
+	ck_assert_uint_eq(rp.taken[RING_SPILL], 0);
 }
 END_TEST
 
