@@ -496,7 +496,7 @@ int session_run(struct session *s)
 		if (err)
 			session_set_write_err(s, err, "final seal");
 	}
-	p_info("%llu events recorded, %llu of them through the spill ring",
+	p_info("%llu events recorded; %llu ring records came through the spill ring",
 	       (unsigned long long)s->records, (unsigned long long)loader__spilled(s->bpf));
 	if (s->write_err)
 		return 2;

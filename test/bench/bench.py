@@ -651,7 +651,7 @@ class Bench:
             achieved, recorded, lost, spilled = 0.0, 0, 0, None
             for line in "".join(err).splitlines():
                 f = line.split()
-                m = re.search(r"(\d+) of them through the spill ring", line)
+                m = re.search(r"(\d+) ring records came through the spill ring", line)
                 if m:
                     spilled = int(m.group(1))
                 if line.startswith("RESULT evgen"):

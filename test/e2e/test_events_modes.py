@@ -357,7 +357,8 @@ class SpillRing(mwtest.E2ETestCase):
         recs = mwtest.dump_json(trace, keys)
         self.assertEqual([r for r in recs if r["type"] == "loss"], [])
         # the closing line counts what went through the spill ring
-        m = re.search(r"(\d+) events recorded, (\d+) of them through the spill ring", err)
+        m = re.search(r"(\d+) events recorded; (\d+) ring records came through the spill ring",
+                      err)
         self.assertIsNotNone(m, err)
         self.assertGreater(int(m.group(2)), 0, err)
         self.assertLess(int(m.group(2)), int(m.group(1)), err)
