@@ -203,8 +203,8 @@ static int loader_configure(struct loader *l, const struct loader_opts *o)
 		return -EPROTO;
 	}
 	/* Half the hot ring: the other half is the headroom for the records made while the
-	 * collector wakes up and drains. At 7/8, 2-10% of a flood of syscalls spilled on the
-	 * README's EPYC host, at a half 0.01-0.5%, at the same collector CPU (change 46). */
+	 * collector wakes up and drains. At 7/8, 4-10% of a flood of syscalls spilled on the
+	 * README's EPYC host, at a half 0.01-1.1%, at the same collector CPU (change 46). */
 	s->rodata->mw_wakeup_bytes = MW_HOT_RING_BYTES / 2;
 	s->rodata->mw_spill_wakeup_bytes = o->ringbuf_bytes / 8;
 	err = draw_hash_key(s);

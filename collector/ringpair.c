@@ -106,7 +106,7 @@ int ringpair_drain(struct ringpair *rp, ringpair_fn fn, void *ctx)
 		}
 		err = fn(ctx, (void *)h->data, h->size);
 		ring_release(g, h->next);
-		rp->taken[g == spill ? RING_SPILL : RING_HOT]++;
+		rp->taken[g - rp->ring]++;
 		if (err < 0) {
 			n = err;
 			break;
