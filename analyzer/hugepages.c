@@ -8,7 +8,7 @@
  * (huge pages only where a process asks), and glibc's malloc asks only when the tunable
  * glibc.malloc.hugetlb=1 is set at its start (GLIBC_TUNABLES). So these commands re-execute
  * the same binary (/proc/self/exe) once with it set: 17% faster on 5 M events on the test host
- * (README "Performance", change 36), the same output byte for byte. Only for 8 MiB of input or
+ * (test/bench/HISTORY.md, change 36), the same output byte for byte. Only for 8 MiB of input or
  * more (the regular files named on the command line) or a pipe (its size unknown): below
  * that, the exec and the zeroing of 2 MiB pages cost more than they save (~3 ms). Nothing
  * happens when GLIBC_TUNABLES is already set (even empty: the user's choice, and the guard

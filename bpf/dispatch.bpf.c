@@ -42,11 +42,11 @@ static __always_inline bool mw_x32_nr(long id)
  * with a constant slot: the x86-64 JIT patches each such call site into a direct jump to the
  * program in its slot (a no-op while the slot is empty), where a tail call through a slot known
  * only at run time is an indirect jump, a retpoline on hosts that mitigate Spectre v2 (~45 ns a
- * call on the README's AMD host: ~0.03x of its openat loop, change 42). Slot n is syscall n's
- * handler whichever n this list names, so the list is a choice of speed only; a number not in it
- * takes the indexed tail call after it. x86-64 numbers, since other architectures number the
- * syscalls differently (and their JITs may not patch). Returns from the program when nr is in the
- * list. */
+ * call on the README's AMD host: ~0.03x of its openat loop; test/bench/HISTORY.md, change 42).
+ * Slot n is syscall n's handler whichever n this list names, so the list is a choice of speed
+ * only; a number not in it takes the indexed tail call after it. x86-64 numbers, since other
+ * architectures number the syscalls differently (and their JITs may not patch). Returns from the
+ * program when nr is in the list. */
 #if defined(__TARGET_ARCH_x86)
 #define MW_HOT(progs, n)                                                                           \
 	case n:                                                                                    \

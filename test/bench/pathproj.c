@@ -1,7 +1,8 @@
 /*
  * pathproj.c - what the Events of a trace would weigh with a chunk-scoped definition table
- * (the design proposed for issue 8's 48-byte target, README "Performance"; not implemented
- * in the format yet). A projection, computed exactly on each record's own fields:
+ * (the design proposed for issue 8's 48-byte target, test/bench/HISTORY.md; the format has
+ * had it since, and tracesize prints both). A projection, computed exactly on each record's
+ * own fields:
  *
  * - PathDef {id = 1, value = 2} (record type 8) defines a byte string (a path or a socket
  *   address) that later Events of the same chunk name by id (Event fields 22..28, one per

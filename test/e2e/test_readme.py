@@ -7,8 +7,11 @@
 - the blocks marked `<!-- test: run -->` are run as written, as root, in a directory holding
   what they name (keys/, a trace.mcpt recorded there, policies/), with the build's programs
   first in PATH: each must exit 0.
+- every file or folder of the source tree it names (`collector/loader.c`, a link to
+  test/bench/HISTORY.md, `test/bench/wl_*.c`) exists.
 The first block (the two commands) is test_demo.py's.
 """
+import glob
 import json
 import os
 import re
@@ -56,6 +59,21 @@ def commands(text):
     return found
 
 
+TREE_DIRS = ("bpf/", "collector/", "analyzer/", "proto/", "policies/", "test/", "packaging/")
+
+
+def tree_paths():
+    """Every source-tree path the README names in backquotes or as a link target."""
+    with open(os.path.join(mwtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    found = set()
+    for m in re.finditer(r"`([^`\s]+)`|\]\(([^)\s]+)\)", text):
+        p = m.group(1) or m.group(2)
+        if p.startswith(TREE_DIRS):
+            found.add(p)
+    return found
+
+
 class Readme(mwtest.E2ETestCase):
     def test_options_exist(self):
         binaries = {"mcpwitness": mwtest.ANALYZER, "mcpwitness-collect": mwtest.COLLECT,
@@ -72,6 +90,13 @@ class Readme(mwtest.E2ETestCase):
                     self.assertRegex(helps, r"(?<![\w-])%s\b" % re.escape(opt),
                                      "README: %s %s %s is not in its --help" % (prog, sub, opt))
         self.assertGreater(seen, 12)
+
+    def test_named_paths_exist(self):
+        paths = tree_paths()
+        self.assertIn("test/bench/HISTORY.md", paths)
+        for p in sorted(paths):
+            self.assertTrue(glob.glob(os.path.join(mwtest.SOURCE_DIR, p.rstrip("/"))),
+                            "README names %s, which is not in the source tree" % p)
 
     def test_sudoers_wrapper_and_json(self):
         kinds = set()
