@@ -12,7 +12,7 @@
  * splice/sendfile, vmsplice, tee, recvmmsg/sendmmsg, Linux AIO, io_uring) becomes a GAP record with
  * its offsets and length, never a silent hole.
  */
-#include "chan.bpf.h"
+#include "chan_async.bpf.h"
 
 MW_SYS_EXIT(read)
 {
@@ -142,14 +142,14 @@ MW_SYS_EXIT(tee)
 	return mw_chan_moved(mw_ctx_regs, ret, -1, 1);
 }
 
-/* Linux AIO: an iocb on the channel's objects is a gap (chan.bpf.h), found at entry. */
+/* Linux AIO: an iocb on the channel's objects is a gap (chan_async.bpf.h), found at entry. */
 MW_SYS_ENTER(io_submit)
 {
 	return mw_chan_aio(mw_ctx_regs);
 }
 
-/* io_uring: a request that moved bytes on the channel's objects is a gap (chan.bpf.h), found at
- * its submission (bpf/uring.bpf.c) and counted at its completion. */
+/* io_uring: a request that moved bytes on the channel's objects is a gap (chan_async.bpf.h),
+ * found at its submission (bpf/uring.bpf.c) and counted at its completion. */
 SEC("tp_btf/io_uring_cqe_overflow")
 int BPF_PROG(handle_io_uring_cqe_overflow)
 {

@@ -143,7 +143,7 @@ struct {
 } foreign_seen SEC(".maps") __weak;
 
 /* io_uring requests on the channel's objects between their submission and their completion
- * (chan.bpf.h mw_chan_uring_submit): the request's address to the direction and fd the
+ * (chan_async.bpf.h mw_chan_uring_submit): the request's address to the direction and fd the
  * submission found. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -6,13 +6,13 @@
  * submitting task, so the membership test applies as everywhere else), with the paths and the
  * address the request names (an open, stat, unlink, mkdir, rename, link or symlink; a connect or
  * a send to an address: what the syscalls of the same names would have recorded), and where a
- * request on the channel's objects is also found (chan.bpf.h). At each completion
+ * request on the channel's objects is also found (chan_async.bpf.h). At each completion
  * (io_uring_complete): the file an open opened, the peer a connect reached, and the channel
  * bytes a request moved.
  * userfaultfd: it lets a process stop the kernel on a page of its own memory, the usual way to
  * win a race against a check of an argument (see the tamper check of syscall.bpf.h).
  */
-#include "chan.bpf.h"
+#include "chan_async.bpf.h"
 #include "sock.bpf.h"
 
 MW_SYS_EXIT(io_uring_setup)
@@ -235,7 +235,7 @@ int BPF_PROG(handle_io_uring_submit_req, struct io_kiocb *req)
 	else
 		mw_uring_send_addr(&r, req, op);
 	mw_rec_emit(&r);
-	mw_chan_uring_submit(req); /* a request on the channel's objects (chan.bpf.h) */
+	mw_chan_uring_submit(req); /* a request on the channel's objects (chan_async.bpf.h) */
 	return 0;
 }
 
