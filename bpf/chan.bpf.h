@@ -11,7 +11,7 @@
  * so that the copy read at exit is not what the client got. So each write on the stdout object
  * is also read at entry, chunk by chunk as its exit will capture it, and kept as a keyed hash
  * per chunk (chan_sums); the exit compares each chunk it captures: TAMPERED when it differs,
- * UNCHECKED when the entry could not read it. As for the path arguments (syscall.bpf.h), what
+ * UNCHECKED when the entry could not read it. As for the path arguments (inflight.bpf.h), what
  * stays open is the short gap between the entry's read and the kernel's own copy.
  */
 #ifndef MW_CHAN_BPF_H

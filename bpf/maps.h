@@ -46,7 +46,7 @@ struct mw_scratch {
 
 /* Read-only configuration, set by the collector between open and load. */
 const volatile __u32 mw_schema_version __weak = MW_SCHEMA_VERSION;
-/* The key of the hash that checks an argument past its head (mw_hash in syscall.bpf.h): drawn
+/* The key of the hash that checks an argument past its head (mw_hash in inflight.bpf.h): drawn
  * by the collector (getrandom) for each load, never written out, so that a server cannot
  * choose a rewrite that hashes like the argument the kernel used. */
 const volatile __u64 mw_hash_key[2] __weak = {0, 0};

@@ -10,7 +10,7 @@
  * (io_uring_complete): the file an open opened, the peer a connect reached, and the channel
  * bytes a request moved.
  * userfaultfd: it lets a process stop the kernel on a page of its own memory, the usual way to
- * win a race against a check of an argument (see the tamper check of syscall.bpf.h).
+ * win a race against a check of an argument (see the tamper check of inflight.bpf.h).
  */
 #include "chan_async.bpf.h"
 #include "sock.bpf.h"

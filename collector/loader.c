@@ -442,7 +442,7 @@ size_t loader__link_fds(struct loader *l, int *out, size_t cap)
 }
 
 /* A consistent copy of the in-flight entry of tid: the BPF side rewrites a thread's entry in
- * place (syscall.bpf.h), so a copy is taken only when two reads in a row agree. Returns 0, or
+ * place (inflight.bpf.h), so a copy is taken only when two reads in a row agree. Returns 0, or
  * -errno (-EAGAIN: the entry kept changing; -ENOENT: it is gone). */
 static int inflight_read(int fd, uint32_t tid, struct mw_inflight *f)
 {
