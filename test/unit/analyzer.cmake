@@ -17,7 +17,8 @@ mw_unit_test(policy_bounds SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(policy_names SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(proctree SOURCES policy_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(chanmsg SOURCES policy_testlib.c LIBS mw_analyzer_core)
-mw_unit_test(analyze SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)
+mw_unit_test(analyze SOURCES cli_run.c synth_trace.c analyze_fixture.c LIBS mw_analyzer)
+mw_unit_test(analyze_inputs SOURCES cli_run.c synth_trace.c analyze_fixture.c LIBS mw_analyzer)
 mw_unit_test(onepass SOURCES synth_trace.c LIBS mw_analyzer)
 
 # The shipped policy compiles with the shipped binary, alone and with the site example on top.

@@ -1,108 +1,28 @@
 /*
  * check_analyze.c - the analyzer end to end on small signed traces written with the real trace
- * library (synth_trace.c), through the same do_<verb> functions the binary runs.
+ * library (synth_trace.c, analyze_fixture.c), through the same do_<verb> functions the binary
+ * runs. Bad inputs and usage errors: check_analyze_inputs.c.
  *
  * findings: a scenario trace gives exactly the expected findings (rule, severity, pid, path,
  * argv, lineage up to the server), and its benign events (runtime libraries, /dev/null,
- * /proc/self, workspace and temp writes, DNS to the local stub, the server's own launch) none.
- * determinism: two runs give byte-identical text and JSON.
- * exits: --fail-on, tampered / truncated / wrong-key / not-a-trace / missing traces, a broken
- * policy, a trace without FINAL seal read with --no-verify, a malformed Event, a bad
- * --max-per-rule: each a one-line error and the documented exit code; stdin input.
- * dump and verify on the same traces; entry-time records merged with their completion.
+ * /proc/self, workspace and temp writes, DNS to the local stub, the server's own launch) none;
+ * a write through a symlink, a metadata address without a connect, the default rules and
+ * --set variables. determinism: two runs give byte-identical text and JSON. --fail-on and its
+ * exit codes; stdin input; dump and verify on the same traces; entry-time records merged with
+ * their completion; a syscall of another ABI; keygen.
  */
 #include <check.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "cli_run.h"
-#include "cmd.h"
+#include "analyze_fixture.h"
 #include "events.h"
-#include "synth_trace.h"
-#include "writer_int.h" /* mcpt_writer_flush: a trace cut before its FINAL seal */
 
-#define POLICY MW_SOURCE_DIR "/policies/default.yaml"
-
-/* --- traces --------------------------------------------------------------------------------- */
-
-static const uint8_t sa_lo_dns[16] = {2, 0, 0, 53, 127, 0, 0, 53};
-static const uint8_t sa_lo_8080[16] = {2, 0, 0x1f, 0x90, 127, 0, 0, 1};
-static const uint8_t sa_metadata[16] = {2, 0, 0, 80, 169, 254, 169, 254};
-static const uint8_t sa_web[16] = {2, 0, 0x01, 0xbb, 93, 184, 216, 34};
 static const uint8_t sun_rel[] = {1, 0, 'd', 'o', 'c', 'k', 'e', 'r', '.', 's', 'o', 'c', 'k', 0};
 static const uint8_t sun_docker[] = {1, 0, '/', 'v', 'a', 'r', '/', 'r', 'u', 'n', '/', 'd',
 				     'o', 'c', 'k', 'e', 'r', '.', 's', 'o', 'c', 'k', 0};
-
-#define O_WR_CREAT (01 | 0100 | 01000)
-
-/* What benign servers do all day: none of it is a finding. */
-static void benign_events(struct synth *s)
-{
-	synth_exec(s, SYNTH_PID, SYNTH_PSTART, "/usr/bin/node", "node\0server.js", 15);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/etc/ld.so.cache", NULL, 02000000, 3);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/lib/x86_64-linux-gnu/libc.so.6",
-		   "/lib/x86_64-linux-gnu/libc.so.6", 02000000, 3);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/usr/lib/node_modules/x/index.js", NULL, 0, 3);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/proc/self/maps", NULL, 0, 3);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/dev/null", NULL, 02, 3);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "out.txt", "/work/out.txt", O_WR_CREAT, 4);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/tmp/x.tmp", NULL, 02 | 0100, 4);
-	synth_open(s, SYNTH_PID, SYNTH_PSTART, "/work/missing", NULL, 0, -2);
-	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_lo_dns, 16, 0, 0);
-}
-
-/* The scenario: a tool call that makes a shell read a key and phone home. */
-static void scenario_events(struct synth *s)
-{
-	benign_events(s);
-	synth_connect(s, SYNTH_PID, SYNTH_PSTART, sa_lo_8080, 16, 0, 0); /* loopback, low */
-	ck_assert_int_eq(mcpt_writer__seal(s->w, 0), 0); /* what follows is another segment */
-	synth_fork(s, SYNTH_PID, SYNTH_PSTART, 101, 2000);
-	synth_exec(s, 101, 2000, "/bin/sh", "sh\0-c\0cat .ssh/id_rsa", 21); /* high */
-	synth_fork(s, 101, 2000, 102, 3000);
-	synth_exec(s, 102, 3000, "/usr/bin/cat", "cat\0.ssh/id_rsa", 16);     /* high */
-	synth_open(s, 102, 3000, ".ssh/id_rsa", "/home/u/.ssh/id_rsa", 0, 3); /* critical */
-	synth_open(s, 102, 3000, ".aws/credentials", "/home/u/.aws/credentials", 0, -2); /* low */
-	synth_exit(s, 102, 3000, 0);
-	synth_connect(s, 101, 2000, sa_metadata, 16, -111, 0);		/* critical */
-	synth_connect(s, 101, 2000, sa_web, 16, 0, 0);			/* medium */
-	synth_open(s, 101, 2000, "/etc/cron.d/x", NULL, O_WR_CREAT, 3); /* high */
-	synth_exit(s, 101, 2000, 0);
-}
-
-static void make_trace(struct synth *s, const char *name, void (*events)(struct synth *))
-{
-	synth_begin(s, name);
-	events(s);
-	synth_finish(s);
-}
-
-static struct synth S;
-
-/* The trace `name` of events, analyzed with the default policy as JSON: exit 0, the parsed
- * report (r keeps the run). */
-static json_t *analyze_json(const char *name, void (*events)(struct synth *), struct cli_result *r)
-{
-	json_t *doc;
-
-	make_trace(&S, name, events);
-	*r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	ck_assert_int_eq(r->code, 0);
-	doc = json_loads(r->out, 0, NULL);
-	ck_assert_ptr_nonnull(doc);
-	return doc;
-}
-
-static void teardown(void)
-{
-	synth_cleanup(&S);
-}
 
 /* --- findings ------------------------------------------------------------------------------- */
 
@@ -124,17 +44,6 @@ static const struct want scenario_findings[] = {
 	{"net.connect-unexpected", "medium", 101, NULL, "93.184.216.34:443", "/bin/sh", 2},
 	{"file.persistence-write", "high", 101, "/etc/cron.d/x", NULL, "/bin/sh", 2},
 };
-
-static const char *jstr(json_t *o, const char *path)
-{
-	json_t *v = o;
-	char buf[128], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
-		v = json_object_get(v, tok);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static void check_finding(json_t *f, const struct want *w, int i)
 {
@@ -288,291 +197,7 @@ START_TEST(fail_on)
 }
 END_TEST
 
-/* --- bad inputs ----------------------------------------------------------------------------- */
-
-static void flip_in_file(const char *path, const char *needle)
-{
-	size_t len;
-	char *buf = synth_slurp(path, &len), *p = memmem(buf, len, needle, strlen(needle));
-
-	ck_assert_ptr_nonnull(p);
-	p[1] ^= 0x20;
-	synth_spew(path, buf, len);
-	free(buf);
-}
-
-static void cut_file(const char *path, size_t drop)
-{
-	size_t len;
-	char *buf = synth_slurp(path, &len);
-
-	ck_assert_uint_gt(len, drop);
-	synth_spew(path, buf, len - drop);
-	free(buf);
-}
-
-/* analyze with the key refuses S's trace as INVALID: one line, no report, exit 3. */
-static void expect_invalid(void)
-{
-	struct cli_result r =
-		cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, NULL);
-
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
-	cli_result_free(&r);
-}
-
-START_TEST(tampered)
-{
-	struct cli_result r;
-
-	make_trace(&S, "t.mcpt", scenario_events);
-	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
-	expect_invalid();
-	/* holding segments back, the header's own segment bad: the same one line, no warning
-	 * about variables the header (never released) would have given */
-	make_trace(&S, "t.mcpt", scenario_events);
-	flip_in_file(S.path, "/proc/self/maps");
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub,
-		    "--verify-before-release", NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_msg(cli_lines(r.err) == 1, "%s", r.err);
-	ck_assert_msg(strstr(r.err, "verification failed: INVALID"), "%s", r.err);
-	cli_result_free(&r);
-	make_trace(&S, "t.mcpt", scenario_events);
-	flip_in_file(S.path, "/home/u/.ssh/id_rsa");
-	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 1);
-	cli_result_free(&r);
-	/* without verification the hashes and the chain are still checked: a segment root that
-	 * does not hold is a structural error (exit 2, one line, no report), --allow-incomplete
-	 * or not, for analyze as for calls */
-	for (int i = 0; i < 3; i++) {
-		if (i < 2)
-			r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify",
-				    i ? "--allow-incomplete" : NULL, NULL);
-		else
-			r = cli_run(NULL, "calls", S.path, "--no-verify", "--allow-incomplete",
-				    NULL);
-		ck_assert_int_eq(r.code, 2);
-		ck_assert_str_eq(r.out, "");
-		ck_assert_int_eq(cli_lines(r.err), 1);
-		ck_assert_msg(strstr(r.err, "failed to read trace ") &&
-				      strstr(r.err, "t.mcpt: E_SEAL_ROOT: "),
-			      "%s", r.err);
-		cli_result_free(&r);
-	}
-	/* dump without a key checks the hashes too: a segment root that does not hold is a
-	 * structural error (exit 2), with the key a failed verification (exit 3) */
-	r = cli_run(NULL, "dump", S.path, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "t.mcpt: E_SEAL_ROOT: "), "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.out, "id_rsa")); /* what was readable is printed */
-	cli_result_free(&r);
-	r = cli_run(NULL, "dump", S.path, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "t.mcpt: INVALID: "), "%s", r.err);
-	cli_result_free(&r);
-}
-END_TEST
-
-/* A stream that ends before its Header has nothing --allow-incomplete could accept (no key
- * to check, no event): exit 3, one line, no report, no baseline; bytes after the FINAL seal
- * are bytes no collector writes: read without a key, a structural error (exit 2). */
-/* r ran on a trace cut before its Header: refused as incomplete whatever the options. */
-static void expect_before_header(struct cli_result *r)
-{
-	ck_assert_int_eq(r->code, 3);
-	ck_assert_str_eq(r->out, "");
-	ck_assert_int_eq(cli_lines(r->err), 1);
-	ck_assert_msg(strstr(r->err, "the stream ends before its Header") &&
-			      strstr(r->err, "even with --allow-incomplete"),
-		      "%s", r->err);
-	cli_result_free(r);
-}
-
-START_TEST(before_header_and_trailing)
-{
-	struct cli_result r;
-	char baseline[160];
-	size_t len;
-	char *buf;
-
-	make_trace(&S, "t.mcpt", scenario_events);
-	buf = synth_slurp(S.path, &len);
-	synth_spew(S.path, buf, 200);
-	for (int verify = 0; verify < 2; verify++) {
-		const char *how = verify ? "-k" : "--no-verify", *key = verify ? S.pub : NULL;
-
-		r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--allow-incomplete", how, key,
-			    NULL);
-		expect_before_header(&r);
-		r = cli_run(NULL, "calls", S.path, "--allow-incomplete", how, key, NULL);
-		expect_before_header(&r);
-	}
-	snprintf(baseline, sizeof(baseline), "%s/bl.yaml", S.dir);
-	r = cli_run(NULL, "policy", "learn", S.path, "-k", S.pub, "-p", POLICY, "-o", baseline,
-		    "--allow-incomplete", NULL);
-	expect_before_header(&r);
-	ck_assert_int_eq(access(baseline, F_OK), -1);
-	/* the whole trace again, and one byte more */
-	buf = realloc(buf, len + 1);
-	ck_assert_ptr_nonnull(buf);
-	buf[len] = 'X';
-	synth_spew(S.path, buf, len + 1);
-	free(buf);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", "--allow-incomplete",
-		    NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "t.mcpt: E_TRAILING: "), "%s", r.err);
-	cli_result_free(&r);
-}
-END_TEST
-
-/* The record index of the first Event whose dump line holds needle. */
-static uint64_t event_index(const char *path, const char *needle)
-{
-	struct cli_result r = cli_run(NULL, "dump", path, NULL);
-	char *line = strstr(r.out, needle), *start;
-	uint64_t index;
-
-	ck_assert_ptr_nonnull(line);
-	for (start = line; start > r.out && start[-1] != '\n'; start--)
-		;
-	ck_assert(strstr(start, " event ") < line);
-	index = strtoull(start, NULL, 10);
-	cli_result_free(&r);
-	return index;
-}
-
-/* The tag of the sensitive read's uid made "80 00": field 0 in a non-minimal tag, which
- * protobuf-c unpacks (as an unknown field) but cannot read back once packed again. */
-static void bend_uid_tag(uint8_t *body, size_t len)
-{
-	static const char uid_1000[] = "\x80\x01\xe8\x07"; /* field 16 (uid), varint 1000 */
-	uint8_t *p = memmem(body, len, uid_1000, 4);
-
-	ck_assert_ptr_nonnull(p);
-	p[1] = 0;
-}
-
-/* scenario_events with the sensitive read malformed, as the collector would have written it:
- * hashed and signed like every record, so the trace verifies. */
-static void malformed_scenario(struct synth *s)
-{
-	benign_events(s);
-	synth_fork(s, SYNTH_PID, SYNTH_PSTART, 102, 3000);
-	s->bend = bend_uid_tag;
-	synth_open(s, 102, 3000, ".ssh/id_rsa", "/home/u/.ssh/id_rsa", 0, 3);
-	synth_exit(s, 102, 3000, 0);
-}
-
-START_TEST(malformed_event)
-{
-	uint64_t index;
-	struct cli_result r;
-	char want[96];
-
-	make_trace(&S, "t.mcpt", malformed_scenario);
-	index = event_index(S.path, "abs=\"/home/u/.ssh/id_rsa\"");
-	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 0);
-	cli_result_free(&r);
-	/* verified or not: one line naming the record, an input error; the same with two reads */
-	snprintf(want, sizeof(want), "t.mcpt: record %llu is malformed", (unsigned long long)index);
-	for (int i = 0; i < 4; i++) {
-		bool html = i & 1, verify = i & 2;
-
-		r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "-f", html ? "html" : "text",
-			    verify ? "--pubkey" : "--no-verify", verify ? S.pub : NULL, NULL);
-		ck_assert_int_eq(r.code, 2);
-		ck_assert_str_eq(r.out, "");
-		ck_assert_int_eq(cli_lines(r.err), 1);
-		ck_assert_msg(strstr(r.err, want), "%s", r.err);
-		ck_assert_ptr_null(strstr(r.err, "allocate"));
-		cli_result_free(&r);
-	}
-}
-END_TEST
-
-/* Without a key nothing is verified, but a missing FINAL seal is still an incomplete trace. */
-START_TEST(no_final_without_verify)
-{
-	struct cli_result r;
-
-	synth_begin(&S, "n.mcpt");
-	scenario_events(&S);
-	ck_assert_int_eq(mcpt_writer_flush(S.w), 0); /* the collector killed: no FINAL seal */
-	mcpt_writer__free(S.w);
-	S.w = NULL;
-	close(S.fd);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert(!strncmp(r.out, "verification: NOT VERIFIED (--no-verify)", 40));
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "n.mcpt: trace incomplete: "), "%s", r.err);
-	ck_assert_ptr_nonnull(strstr(r.err, "no FINAL seal"));
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", "--allow-incomplete",
-		    NULL);
-	ck_assert_int_eq(r.code, 0);
-	ck_assert_str_eq(r.err, "");
-	cli_result_free(&r);
-	/* the same trace complete: --no-verify exits 0 */
-	make_trace(&S, "t.mcpt", scenario_events);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
-	ck_assert_int_eq(r.code, 0);
-	ck_assert_str_eq(r.err, "");
-	cli_result_free(&r);
-}
-END_TEST
-
-START_TEST(truncated)
-{
-	struct cli_result r;
-	json_t *doc, *fs;
-
-	make_trace(&S, "t.mcpt", scenario_events);
-	cut_file(S.path, 7); /* inside the FINAL seal: a torn tail */
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "-f", "json", NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "trace incomplete"), "%s", r.err);
-	doc = json_loads(r.out, 0, NULL); /* the report is still there, verdict on top */
-	ck_assert_ptr_nonnull(doc);
-	ck_assert_str_eq(jstr(doc, "trace.verdict"), "VALID_PREFIX");
-	fs = json_object_get(doc, "findings");
-	ck_assert_int_eq(json_array_size(fs), 8);
-	/* the loopback connect lies before the first seal; the rest after it */
-	ck_assert(json_is_false(json_object_get(json_array_get(fs, 0), "unproven")));
-	ck_assert(json_is_true(json_object_get(json_array_get(fs, 1), "unproven")));
-	json_decref(doc);
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
-		    NULL);
-	ck_assert_int_eq(r.code, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "[unproven: after the last verified seal]"));
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 5);
-	cli_result_free(&r);
-	r = cli_run(NULL, "dump", S.path, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-}
-END_TEST
+/* --- single events ----------------------------------------------------------------------- */
 
 /* A trace of the server's one event e (pid, tid and pstart set here), analyzed with the
  * default policy as JSON: the parsed report (r keeps the run). */
@@ -637,121 +262,6 @@ START_TEST(metadata_without_connect)
 	ck_assert_str_eq(jstr(f, "rule"), "net.cloud-metadata");
 	ck_assert_str_eq(jstr(f, "message"), "sendto to 169.254.169.254:80");
 	json_decref(doc);
-	cli_result_free(&r);
-}
-END_TEST
-
-START_TEST(wrong_key)
-{
-	struct synth other = {0};
-	struct cli_result r;
-
-	make_trace(&S, "t.mcpt", benign_events);
-	make_trace(&other, "o.mcpt", benign_events);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", other.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "WRONG_KEY"), "%s", r.err);
-	cli_result_free(&r);
-	r = cli_run(NULL, "verify", S.path, "--pubkey", other.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
-	cli_result_free(&r);
-	/* dump with the wrong key: a failed verification too (the Header is not kept) */
-	r = cli_run(NULL, "dump", S.path, "--pubkey", other.pub, NULL);
-	ck_assert_int_eq(r.code, 3);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "WRONG_KEY"), "%s", r.err);
-	cli_result_free(&r);
-	synth_cleanup(&other);
-}
-END_TEST
-
-START_TEST(not_a_trace)
-{
-	struct cli_result r;
-
-	make_trace(&S, "t.mcpt", benign_events);
-	/* not a trace is an input error (2), verified or not, and no verification failed */
-	for (int verify = 0; verify < 2; verify++) {
-		r = cli_run(NULL, "analyze", POLICY, "-p", POLICY,
-			    verify ? "--pubkey" : "--no-verify", verify ? S.pub : NULL, NULL);
-		ck_assert_int_eq(r.code, 2);
-		ck_assert_str_eq(r.out, "");
-		ck_assert_str_eq(r.err, "mcpwitness: failed to read trace " POLICY
-					": not a trace: wrong magic\n");
-		cli_result_free(&r);
-	}
-	synth_spew(S.path, "", 0);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "t.mcpt: empty file: not a trace"), "%s", r.err);
-	ck_assert_ptr_null(strstr(r.err, "verification"));
-	cli_result_free(&r);
-	/* a stream that ends before its Header: dump says so (exit 2), nothing on stdout */
-	synth_spew(S.path, "\x89MCPT\r\n\x1a\x01\x00\x00\x00", 12);
-	r = cli_run(NULL, "dump", S.path, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	ck_assert_msg(strstr(r.err, "t.mcpt: E_HEADER: the stream ends before its Header"), "%s",
-		      r.err);
-	cli_result_free(&r);
-	r = cli_run(NULL, "dump", POLICY, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.out, "");
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "verify", POLICY, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 4);
-	cli_result_free(&r);
-	/* export too: an input error, not a failed verification */
-	r = cli_run(NULL, "export", POLICY, "--dsse", "--pubkey", S.pub, "-o", "-", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "export", POLICY, "--record", "3", "--pubkey", S.pub, "-o", "-", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", "/nonexistent/t.mcpt", "-p", POLICY, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.err, "mcpwitness: failed to open trace /nonexistent/t.mcpt: No such "
-				"file or directory\n");
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", "/nonexistent.pub", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "dump", S.dir, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_msg(strstr(r.err, "Is a directory"), "%s", r.err);
-	cli_result_free(&r);
-}
-END_TEST
-
-START_TEST(bad_policy)
-{
-	char pol[128];
-	struct cli_result r;
-
-	make_trace(&S, "t.mcpt", benign_events);
-	snprintf(pol, sizeof(pol), "%s/bad.yaml", S.dir);
-	synth_spew(pol, "version: 1\nrules:\n- id: x\n  sevrity: high\n", 42);
-	r = cli_run(NULL, "analyze", S.path, "-p", pol, "--pubkey", S.pub, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.out, "");
-	ck_assert(strstr(r.err, "/bad.yaml:4:3: unknown rule key \"sevrity\" (did you mean "
-				"\"severity\"?)\n"));
-	cli_result_free(&r);
-	r = cli_run(NULL, "policy", "check", pol, NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_int_eq(cli_lines(r.err), 1);
-	cli_result_free(&r);
-	r = cli_run(NULL, "policy", "check", POLICY, NULL);
-	ck_assert_int_eq(r.code, 0);
-	ck_assert(!strncmp(r.out, "1 file ok:", 10));
 	cli_result_free(&r);
 }
 END_TEST
@@ -1006,104 +516,15 @@ START_TEST(keygen)
 }
 END_TEST
 
-/* An option that takes a value, given twice, is refused: the second would silently replace
- * the first (a second --fail-on loosening a gate). Short and long forms are one option; the
- * options that add (-p, --set) may repeat. (The global -q with -v: check_cli_io.) */
-START_TEST(repeated_options)
-{
-	static const char *const twice[][8] = {
-		{"analyze", "t.mcpt", "--fail-on", "high", "--fail-on", "critical", NULL},
-		{"analyze", "t.mcpt", "-k", "a", "--pubkey=b", NULL},
-		{"analyze", "t.mcpt", "-fjson", "--format", "text", NULL},
-		{"export", "t.mcpt", "--record", "3", "--record=5", NULL},
-		{"policy", "learn", "t.mcpt", "-o", "a", "-o", "b", NULL},
-	};
-	static const char *const name[] = {"--fail-on", "--pubkey", "--format", "--record",
-					   "--output"};
-	struct cli_result r;
-
-	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
-		const char *const *a = twice[i];
-		char want[96];
-
-		r = cli_run(NULL, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-		ck_assert_int_eq(r.code, 2);
-		ck_assert_int_eq(cli_lines(r.err), 1);
-		snprintf(want, sizeof(want), ": option %s given twice (give it once); see",
-			 name[i]);
-		ck_assert_msg(strstr(r.err, want), "%s", r.err);
-		cli_result_free(&r);
-	}
-	for (int calls = 0; calls < 2; calls++) { /* a key given, and not used: refused too */
-		r = cli_run(NULL, calls ? "calls" : "analyze", "t.mcpt", "--no-verify", "-k", "a",
-			    NULL);
-		ck_assert_int_eq(r.code, 2);
-		ck_assert_int_eq(cli_lines(r.err), 1);
-		ck_assert_msg(strstr(r.err, ": --no-verify and --pubkey together: give one"), "%s",
-			      r.err);
-		cli_result_free(&r);
-	}
-	r = cli_run(NULL, "policy", "check", "--set", "a=1", "--set", "b=2", POLICY, NULL);
-	ck_assert_msg(r.code == 0, "%s", r.err);
-	cli_result_free(&r);
-}
-END_TEST
-
-START_TEST(usage_errors)
-{
-	struct cli_result r;
-
-	r = cli_run(NULL, "analyze", "a", "b", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.err, "mcpwitness: analyze: more than one TRACE; see 'mcpwitness "
-				"analyze --help'\n");
-	cli_result_free(&r);
-	r = cli_run(NULL, "dump", "--format", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.err, "mcpwitness: dump: unknown option --format; see 'mcpwitness dump "
-				"--help'\n");
-	cli_result_free(&r);
-	r = cli_run(NULL, "verify", "x", "--pubkey", NULL);
-	ck_assert_int_eq(r.code, 2);
-	ck_assert_str_eq(r.err, "mcpwitness: verify: option --pubkey needs a value; see "
-				"'mcpwitness verify --help'\n");
-	cli_result_free(&r);
-	r = cli_run(NULL, "policy", "lint", NULL);
-	ck_assert_int_eq(r.code, 2);
-	cli_result_free(&r);
-	r = cli_run(NULL, "analyze", "--help", NULL);
-	ck_assert_int_eq(r.code, 0);
-	ck_assert(!strncmp(r.out, "usage: mcpwitness analyze", 25));
-	cli_result_free(&r);
-	/* strtoul would take "-1" and a number past 2^64 as "unlimited" */
-	static const char *const bad_max[] = {"-1", "99999999999999999999", "0", " 5", "+5", "5x",
-					      ""};
-
-	for (size_t i = 0; i < sizeof(bad_max) / sizeof(bad_max[0]); i++) {
-		char want[128];
-
-		r = cli_run(NULL, "analyze", "t.mcpt", "--max-per-rule", bad_max[i], NULL);
-		ck_assert_int_eq(r.code, 2);
-		snprintf(want, sizeof(want), "bad --max-per-rule \"%s\" (a number from 1)",
-			 bad_max[i]);
-		ck_assert_msg(strstr(r.err, want), "%s", r.err);
-		ck_assert_int_eq(cli_lines(r.err), 1);
-		cli_result_free(&r);
-	}
-}
-END_TEST
-
 Suite *analyze_suite(void);
 
 Suite *analyze_suite(void)
 {
 	Suite *s = suite_create("analyze");
-	TCase *fnd = tcase_create("findings"), *bad = tcase_create("errors"),
-	      *oth = tcase_create("other");
+	TCase *fnd = tcase_create("findings"), *oth = tcase_create("other");
 
-	tcase_add_checked_fixture(fnd, NULL, teardown);
-	tcase_add_checked_fixture(bad, NULL, teardown);
-	tcase_add_checked_fixture(oth, NULL, teardown);
+	tcase_add_checked_fixture(fnd, NULL, analyze_teardown);
+	tcase_add_checked_fixture(oth, NULL, analyze_teardown);
 	tcase_add_test(fnd, scenario_findings_json);
 	tcase_add_test(fnd, scenario_text);
 	tcase_add_test(fnd, benign_is_quiet);
@@ -1113,23 +534,12 @@ Suite *analyze_suite(void)
 	tcase_add_test(fnd, foreign_abi_record);
 	tcase_add_test(fnd, default_rules);
 	tcase_add_test(fnd, set_variables);
-	tcase_add_test(bad, tampered);
-	tcase_add_test(bad, truncated);
-	tcase_add_test(bad, before_header_and_trailing);
-	tcase_add_test(bad, wrong_key);
-	tcase_add_test(bad, not_a_trace);
-	tcase_add_test(bad, persistence_through_a_symlink);
-	tcase_add_test(bad, metadata_without_connect);
-	tcase_add_test(bad, malformed_event);
-	tcase_add_test(bad, no_final_without_verify);
-	tcase_add_test(bad, bad_policy);
-	tcase_add_test(bad, usage_errors);
-	tcase_add_test(bad, repeated_options);
+	tcase_add_test(fnd, persistence_through_a_symlink);
+	tcase_add_test(fnd, metadata_without_connect);
 	tcase_add_test(oth, from_stdin);
 	tcase_add_test(oth, dump_text_and_json);
 	tcase_add_test(oth, keygen);
 	suite_add_tcase(s, fnd);
-	suite_add_tcase(s, bad);
 	suite_add_tcase(s, oth);
 	return s;
 }
