@@ -19,6 +19,10 @@ other calls: stdin and stdout as sockets (socketpairs, as libuv gives a child) r
   bytes vmspliced into the stdout pipe (pages by reference) are a gap of their length, as are
   the messages of a sendmmsg or a recvmmsg and the iocbs of a Linux AIO io_submit (flat and
   vectored) on the channel.
+io_uring: a request's completion on the channel is a gap of its result (reads, writes, splice,
+  a registered file); one whose bytes no completion with its request will show is a loss at
+  its submission (a skipped completion, a multishot receive or read, a bundle receive), as is
+  a completion that overflows the ring; a receive with MSG_PEEK takes nothing.
 """
 import os
 import socket
@@ -187,17 +191,18 @@ def u32(off, v=None):
     if v is None:
         return struct.unpack_from("<I", rings, off)[0]
     struct.pack_into("<I", rings, off, v)
-def submit(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, wait=0):
+def submit(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, wait=0, ioprio=0,
+           buf_group=0):
     # submits one request; with wait, returns once wait completions are in the ring
-    struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, 0, fd, off, addr, n, rw_flags, 7,
-                     0, 0, fd_in)
+    struct.pack_into("<BBHiQQIIQHHi16x", sqes, 0, op, flags, ioprio, fd, off, addr, n, rw_flags,
+                     7, buf_group, 0, fd_in)
     tail = u32(p.sq_off[1])
     u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
     u32(p.sq_off[1], tail + 1)
     assert libc.syscall(ENTER, ring, 1, wait, 1 if wait else 0, None, 0) == 1  # GETEVENTS
-def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0):
+def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, buf_group=0):
     wait = 0 if flags & CQE_SKIP_SUCCESS else 1
-    submit(op, fd, addr, n, flags, off, fd_in, rw_flags, wait)
+    submit(op, fd, addr, n, flags, off, fd_in, rw_flags, wait, buf_group=buf_group)
     if not wait:
         return None
     head = u32(p.cq_off[0])
@@ -205,6 +210,27 @@ def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0):
     u32(p.cq_off[0], head + 1)
     assert data == 7, data
     return res
+def multishot(op, fd, ioprio=0):
+    # one multishot request of op on fd into 4 provided buffers of 64 bytes (buffer group 1,
+    # IORING_OP_PROVIDE_BUFFERS), reaped until its last completion (no IORING_CQE_F_MORE);
+    # returns the bytes its completions carried
+    bufs = ctypes.create_string_buffer(4 * 64)
+    assert run(31, 4, ctypes.addressof(bufs), 64, off=0, buf_group=1) >= 0
+    submit(op, fd, 0, 0, flags=1 << 5, off=0, ioprio=ioprio, buf_group=1)  # BUFFER_SELECT
+    got = b""
+    while True:
+        head = u32(p.cq_off[0])
+        if head == u32(p.cq_off[1]):
+            assert libc.syscall(ENTER, ring, 0, 1, 1, None, 0) == 0  # wait for one
+            continue
+        data, res, flags = struct.unpack_from("<QiI", rings,
+                                              p.cq_off[5] + (head & u32(p.cq_off[2])) * 16)
+        u32(p.cq_off[0], head + 1)
+        assert data == 7 and res >= 0, (data, res)
+        if res > 0:
+            got += bufs.raw[(flags >> 16) * 64:][:res]  # IORING_CQE_BUFFER_SHIFT
+        if not flags & 2:  # IORING_CQE_F_MORE
+            return got
 """
 
 # reads 8 bytes of stdin with IORING_OP_READ, then writes "<", 10 bytes with IORING_OP_WRITE
@@ -242,6 +268,21 @@ assert run(27, 0, ctypes.addressof(buf), 4, off=0, rw_flags=2) == 4   # MSG_PEEK
 assert run(27, 0, ctypes.addressof(buf), 4, off=0) == 4
 assert buf.raw == b"abcd", buf.raw
 assert os.read(0, 100) == b"efgh"
+"""
+
+# a multishot receive (IORING_RECV_MULTISHOT) on a socket stdin, and a multishot read
+# (IORING_OP_READ_MULTISHOT) on a pipe stdin: their completions that carry bytes are posted
+# without their request, so no gap can be placed for them
+URING_RECV_MULTISHOT_SERVER = URING_RING + r"""
+assert multishot(27, 0, ioprio=1 << 1) == b"abcdefgh"
+"""
+URING_READ_MULTISHOT_SERVER = URING_RING + r"""
+assert multishot(49, 0) == b"abcdefgh"
+"""
+# a bundle receive (IORING_RECVSEND_BUNDLE) on a socket stdin: one completion here, but a bundle
+# may post more without its request, so its submission is a loss too
+URING_RECV_BUNDLE_SERVER = URING_RING + r"""
+assert multishot(27, 0, ioprio=1 << 4) == b"abcdefgh"
 """
 
 # nine 1-byte writes to stdout, none reaped: the ring's 8 completion slots fill, the ninth's
@@ -520,6 +561,39 @@ class Channel(mwtest.E2ETestCase):
         gaps, losses = self.uring_losses(URING_FIXED_SERVER, b"f" * 10 + b"s" * 5)
         self.assertEqual(gaps, [10])
         self.assertEqual(losses, 1 + 1)
+
+    def multishot_losses(self, frames):
+        """The channel's read gaps and the trace's capture losses; verify says W_LOSS."""
+        recs = mwtest.dump_json(self.trace, self.keys)
+        losses = sum(l["delta"] for l in recs if l.get("type") == "loss"
+                     and l["src"] == "CAPTURE_TRUNCATED")
+        v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
+        self.assertIn("W_LOSS", v.stdout)
+        return [f for f in frames if f["dir"] == "READ"], losses
+
+    def test_io_uring_multishot_recv_is_a_loss(self):
+        """A multishot receive on a socket stdin: the completions that carry its bytes come
+        without their request, so the submission records a loss and nothing is placed."""
+        frames = self.record_socket_stdin(URING_RECV_MULTISHOT_SERVER, b"abcdefgh")
+        self.assertEqual(self.multishot_losses(frames), ([], 1))
+
+    def test_io_uring_multishot_read_is_a_loss(self):
+        """A multishot read (IORING_OP_READ_MULTISHOT) on a pipe stdin: a loss, as above."""
+        cmd = mwtest.collect_cmd(self.trace, self.keys,
+                                 ["python3", "-c", URING_READ_MULTISHOT_SERVER],
+                                 extra=["--linger", "0"])
+        r = subprocess.run(cmd, input=b"abcdefgh", capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
+        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
+        self.assertEqual(self.multishot_losses(frames), ([], 1))
+
+    def test_io_uring_bundle_recv_is_a_loss(self):
+        """A bundle receive on a socket stdin: a loss at its submission, and the gap of its
+        completion, which here comes with its request (a loss of its own, as every gap)."""
+        frames = self.record_socket_stdin(URING_RECV_BUNDLE_SERVER, b"abcdefgh")
+        reads, losses = self.multishot_losses(frames)
+        self.assertEqual(([(f.get("stream_offset"), f.get("gap_len")) for f in reads], losses),
+                         ([(0, 8)], 1 + 1))
 
     def test_io_uring_peek_takes_nothing(self):
         """An io_uring receive with MSG_PEEK on a socket stdin: no gap, the bytes are counted
