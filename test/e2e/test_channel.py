@@ -21,8 +21,8 @@ other calls: stdin and stdout as sockets (socketpairs, as libuv gives a child) r
   vectored) on the channel.
 io_uring: a request's completion on the channel is a gap of its result (reads, writes, splice,
   a registered file); one whose bytes no completion with its request will show is a loss at
-  its submission (a skipped completion, a multishot receive or read, a bundle receive), as is
-  a completion that overflows the ring; a receive with MSG_PEEK takes nothing.
+  its submission (a skipped completion, a multishot receive or read, a bundle receive or
+  send), as is a completion that overflows the ring; a receive with MSG_PEEK takes nothing.
 """
 import os
 import socket
@@ -200,9 +200,9 @@ def submit(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, wait=0,
     u32(p.sq_off[6] + (tail & u32(p.sq_off[2])) * 4, 0)
     u32(p.sq_off[1], tail + 1)
     assert libc.syscall(ENTER, ring, 1, wait, 1 if wait else 0, None, 0) == 1  # GETEVENTS
-def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, buf_group=0):
+def run(op, fd, addr, n, flags=0, off=2**64 - 1, fd_in=0, rw_flags=0, ioprio=0, buf_group=0):
     wait = 0 if flags & CQE_SKIP_SUCCESS else 1
-    submit(op, fd, addr, n, flags, off, fd_in, rw_flags, wait, buf_group=buf_group)
+    submit(op, fd, addr, n, flags, off, fd_in, rw_flags, wait, ioprio, buf_group)
     if not wait:
         return None
     head = u32(p.cq_off[0])
@@ -279,10 +279,16 @@ assert multishot(27, 0, ioprio=1 << 1) == b"abcdefgh"
 URING_READ_MULTISHOT_SERVER = URING_RING + r"""
 assert multishot(49, 0) == b"abcdefgh"
 """
-# a bundle receive (IORING_RECVSEND_BUNDLE) on a socket stdin: one completion here, but a bundle
-# may post more without its request, so its submission is a loss too
+# a bundle receive (IORING_RECVSEND_BUNDLE) on a socket stdin, and a bundle send of a provided
+# buffer on a socket stdout: one completion each here, but a bundle may post more without its
+# request, so its submission is a loss too
 URING_RECV_BUNDLE_SERVER = URING_RING + r"""
 assert multishot(27, 0, ioprio=1 << 4) == b"abcdefgh"
+"""
+URING_SEND_BUNDLE_SERVER = URING_RING + r"""
+data = ctypes.create_string_buffer(b"abcdefgh", 64)
+assert run(31, 1, ctypes.addressof(data), 8, off=0, buf_group=1) >= 0  # PROVIDE_BUFFERS, one
+assert run(26, 1, 0, 0, flags=1 << 5, off=0, ioprio=1 << 4, buf_group=1) == 8  # SEND, BUNDLE
 """
 
 # nine 1-byte writes to stdout, none reaped: the ring's 8 completion slots fill, the ninth's
@@ -467,11 +473,11 @@ class Channel(mwtest.E2ETestCase):
                 if f["dir"] == "READ" and f["last"] and not f["data"] and "gap_len" not in f]
         self.assertEqual(ends, [len(INPUT)])
 
-    def test_sendmmsg_is_a_gap(self):
-        """Messages of a sendmmsg on a stdout that is a socket: a gap of their bytes (the
-        kernel's msg_len of each), between the sends around it."""
+    def record_socket_stdout(self, server):
+        """Records the python3 server with stdin empty and a socket stdout; returns what the
+        socket received and the trace's channel frames."""
         outs = socket.socketpair()
-        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", SENDMMSG_SERVER],
+        cmd = mwtest.collect_cmd(self.trace, self.keys, ["python3", "-c", server],
                                  extra=["--linger", "0"])
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=outs[1],
                              stderr=subprocess.PIPE)
@@ -482,9 +488,15 @@ class Channel(mwtest.E2ETestCase):
         p.stderr.close()
         outs[0].close()
         self.assertEqual(rc, 0, err)
+        return got, [f for f in mwtest.dump_json(self.trace, self.keys)
+                     if f.get("type") == "stdio"]
+
+    def test_sendmmsg_is_a_gap(self):
+        """Messages of a sendmmsg on a stdout that is a socket: a gap of their bytes (the
+        kernel's msg_len of each), between the sends around it."""
+        got, frames = self.record_socket_stdout(SENDMMSG_SERVER)
         want = b"a" * 100 + b"m" * 100 + b"n" * 100 + b"b" * 100
         self.assertEqual(got, want)
-        frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
         _, gaps = self.tile(frames, "WRITE", want)
         self.assertEqual([(g["stream_offset"], g["gap_len"]) for g in gaps], [(100, 200)])
 
@@ -562,14 +574,15 @@ class Channel(mwtest.E2ETestCase):
         self.assertEqual(gaps, [10])
         self.assertEqual(losses, 1 + 1)
 
-    def multishot_losses(self, frames):
-        """The channel's read gaps and the trace's capture losses; verify says W_LOSS."""
+    def multishot_losses(self, frames, direction="READ"):
+        """The channel's frames of direction and the trace's capture losses; verify says
+        W_LOSS."""
         recs = mwtest.dump_json(self.trace, self.keys)
         losses = sum(l["delta"] for l in recs if l.get("type") == "loss"
                      and l["src"] == "CAPTURE_TRUNCATED")
         v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
         self.assertIn("W_LOSS", v.stdout)
-        return [f for f in frames if f["dir"] == "READ"], losses
+        return [f for f in frames if f["dir"] == direction], losses
 
     def test_io_uring_multishot_recv_is_a_loss(self):
         """A multishot receive on a socket stdin: the completions that carry its bytes come
@@ -593,6 +606,15 @@ class Channel(mwtest.E2ETestCase):
         frames = self.record_socket_stdin(URING_RECV_BUNDLE_SERVER, b"abcdefgh")
         reads, losses = self.multishot_losses(frames)
         self.assertEqual(([(f.get("stream_offset"), f.get("gap_len")) for f in reads], losses),
+                         ([(0, 8)], 1 + 1))
+
+    def test_io_uring_bundle_send_is_a_loss(self):
+        """A bundle send of a provided buffer on a socket stdout: a loss at its submission, and
+        the gap of its completion (a loss of its own)."""
+        got, frames = self.record_socket_stdout(URING_SEND_BUNDLE_SERVER)
+        self.assertEqual(got, b"abcdefgh")
+        writes, losses = self.multishot_losses(frames, "WRITE")
+        self.assertEqual(([(f.get("stream_offset"), f.get("gap_len")) for f in writes], losses),
                          ([(0, 8)], 1 + 1))
 
     def test_io_uring_peek_takes_nothing(self):
