@@ -548,9 +548,12 @@ class Channel(mwtest.E2ETestCase):
         self.assertEqual(sorted(r.stdout), sorted(out))
         recs = mwtest.dump_json(self.trace, self.keys)
         gaps = [f["gap_len"] for f in recs if f.get("type") == "stdio" and "gap_len" in f]
-        losses = sum(l["delta"] for l in recs if l.get("type") == "loss"
-                     and l["src"] == "CAPTURE_TRUNCATED")
-        return gaps, losses
+        return gaps, self.capture_losses(recs)
+
+    def capture_losses(self, recs):
+        """The CAPTURE_TRUNCATED losses among the trace's records recs."""
+        return sum(l["delta"] for l in recs if l.get("type") == "loss"
+                   and l["src"] == "CAPTURE_TRUNCATED")
 
     def test_io_uring_unseen_is_a_loss(self):
         """A write to stdout whose completion is skipped: no gap can be placed, so the
@@ -574,12 +577,10 @@ class Channel(mwtest.E2ETestCase):
         self.assertEqual(gaps, [10])
         self.assertEqual(losses, 1 + 1)
 
-    def multishot_losses(self, frames, direction="READ"):
+    def channel_losses(self, frames, direction="READ"):
         """The channel's frames of direction and the trace's capture losses; verify says
         W_LOSS."""
-        recs = mwtest.dump_json(self.trace, self.keys)
-        losses = sum(l["delta"] for l in recs if l.get("type") == "loss"
-                     and l["src"] == "CAPTURE_TRUNCATED")
+        losses = self.capture_losses(mwtest.dump_json(self.trace, self.keys))
         v = mwtest.run([mwtest.ANALYZER, "verify", self.trace, "--pubkey", self.keys.public])
         self.assertIn("W_LOSS", v.stdout)
         return [f for f in frames if f["dir"] == direction], losses
@@ -588,7 +589,7 @@ class Channel(mwtest.E2ETestCase):
         """A multishot receive on a socket stdin: the completions that carry its bytes come
         without their request, so the submission records a loss and nothing is placed."""
         frames = self.record_socket_stdin(URING_RECV_MULTISHOT_SERVER, b"abcdefgh")
-        self.assertEqual(self.multishot_losses(frames), ([], 1))
+        self.assertEqual(self.channel_losses(frames), ([], 1))
 
     def test_io_uring_multishot_read_is_a_loss(self):
         """A multishot read (IORING_OP_READ_MULTISHOT) on a pipe stdin: a loss, as above."""
@@ -598,13 +599,13 @@ class Channel(mwtest.E2ETestCase):
         r = subprocess.run(cmd, input=b"abcdefgh", capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace"))
         frames = [f for f in mwtest.dump_json(self.trace, self.keys) if f.get("type") == "stdio"]
-        self.assertEqual(self.multishot_losses(frames), ([], 1))
+        self.assertEqual(self.channel_losses(frames), ([], 1))
 
     def test_io_uring_bundle_recv_is_a_loss(self):
         """A bundle receive on a socket stdin: a loss at its submission, and the gap of its
         completion, which here comes with its request (a loss of its own, as every gap)."""
         frames = self.record_socket_stdin(URING_RECV_BUNDLE_SERVER, b"abcdefgh")
-        reads, losses = self.multishot_losses(frames)
+        reads, losses = self.channel_losses(frames)
         self.assertEqual(([(f.get("stream_offset"), f.get("gap_len")) for f in reads], losses),
                          ([(0, 8)], 1 + 1))
 
@@ -613,7 +614,7 @@ class Channel(mwtest.E2ETestCase):
         the gap of its completion (a loss of its own)."""
         got, frames = self.record_socket_stdout(URING_SEND_BUNDLE_SERVER)
         self.assertEqual(got, b"abcdefgh")
-        writes, losses = self.multishot_losses(frames, "WRITE")
+        writes, losses = self.channel_losses(frames, "WRITE")
         self.assertEqual(([(f.get("stream_offset"), f.get("gap_len")) for f in writes], losses),
                          ([(0, 8)], 1 + 1))
 

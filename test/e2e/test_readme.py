@@ -28,12 +28,17 @@ PROBE = os.path.join(os.path.dirname(mwtest.ANALYZER), "mcpwitness-probe")
 SUBCOMMANDS = ("keygen", "verify", "dump", "analyze", "policy", "probe", "calls", "diff")
 
 
+def readme():
+    """The README's text."""
+    with open(os.path.join(mwtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
+        return f.read()
+
+
 def blocks():
     """[(language, text, marked_to_run)] of every fenced block of the README."""
-    with open(os.path.join(mwtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
-        text = f.read()
     out = []
-    for m in re.finditer(r"(<!-- test: run -->\n)?```(\w*)\n(.*?)^```$", text, re.S | re.M):
+    fence = r"(<!-- test: run -->\n)?```(\w*)\n(.*?)^```$"
+    for m in re.finditer(fence, readme(), re.S | re.M):
         out.append((m.group(2), m.group(3), bool(m.group(1))))
     return out
 
@@ -64,10 +69,8 @@ TREE_DIRS = ("bpf/", "collector/", "analyzer/", "proto/", "policies/", "test/", 
 
 def tree_paths():
     """Every source-tree path the README names in backquotes or as a link target."""
-    with open(os.path.join(mwtest.SOURCE_DIR, "README.md"), encoding="utf-8") as f:
-        text = f.read()
     found = set()
-    for m in re.finditer(r"`([^`\s]+)`|\]\(([^)\s]+)\)", text):
+    for m in re.finditer(r"`([^`\s]+)`|\]\(([^)\s]+)\)", readme()):
         p = m.group(1) or m.group(2)
         if p.startswith(TREE_DIRS):
             found.add(p)
