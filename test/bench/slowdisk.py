@@ -10,10 +10,12 @@ import os
 import re
 import subprocess
 
+from benchlib import tracestat
+
 DELAYS_MS = (0, 20, 100)
 
 
-def section(b, tracestat):
+def section(b):
     rate = max([r for r in b.a.rates if r <= 500000] or [min(b.a.rates)])
     shim = os.path.join(b.build, "test", "bench", "libmw_slowsync.so")
     rows = []
