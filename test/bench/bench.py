@@ -11,7 +11,10 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               filter, a ring buffer drained in batches; in its tree, and outside it). Measured
               interleaved: every repetition runs the untraced baseline and then each variant,
               and a ratio is variant / baseline of the same repetition. Median and min..max
-              over the repetitions.
+              over the repetitions; then each ratio issue 8 sets a target for, with the 95%
+              confidence interval of its median (order statistics, from 6 repetitions) and
+              whether all of it is under the target, over it, or holds it, and mcpwitness's
+              time over the minimal tracer's in the same repetition (the gap to it).
   floor       what an untracked process pays per syscall once tracing is on, by attach kind
               (tracefloor.c: tp_btf, raw_tp, classic per-syscall tracepoints, empty programs,
               the collector's membership test, and an empty pair that reserves and discards a
@@ -96,8 +99,6 @@ tracepoint:syscalls:sys_exit_read /@t[pid] && @a[tid] != 0/ {
   delete(@a[tid]); }
 END { clear(@t); clear(@a); }
 """
-
-
 
 
 class Bench:
@@ -251,7 +252,8 @@ class Bench:
         env = dict(os.environ, BPFTRACE_STRLEN="200")
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=env)
-        drain = threading.Thread(target=lambda: shutil.copyfileobj(p.stdout, open(os.devnull, "wb")))
+        drain = threading.Thread(target=lambda: shutil.copyfileobj(p.stdout,
+                                                                   open(os.devnull, "wb")))
         drain.start()
         err = p.stderr.read().decode(errors="replace")
         p.wait()

@@ -15,8 +15,8 @@ def analyzer_bench(b):
     print("\n## Analyzer on synthetic traces written by the real trace writer (gentrace)")
     print("analyzer: %s" % b.analyzer)
     print("%10s %8s %-10s %8s %12s %12s %9s %9s" % ("events", "MiB", "command", "wall s",
-                                                  "events/s", "ev/CPU s", "peak RSS",
-                                                  "faults"))
+                                                    "events/s", "ev/CPU s", "peak RSS",
+                                                    "faults"))
     for n in b.a.analyzer_events:
         trace = b.j("synth-%d.mcpt" % n)
         subprocess.run([b.bin + "/gentrace", trace, b.key, str(n)], check=True,

@@ -6,8 +6,8 @@ import os
 import shutil
 import subprocess
 
-from benchlib import (STRACE_DIV, TRACEFS, fmt, log, loadavg, med, other_syscall_bpf,
-                      summary, tracefs_mount, tracestat)
+from benchlib import (STRACE_DIV, TARGET_IN, TARGET_OUT, TRACEFS, fmt, fmt_ci, log, loadavg,
+                      med, other_syscall_bpf, summary, tracefs_mount, tracestat)
 
 
 def overhead(b):
@@ -39,7 +39,7 @@ def overhead(b):
                 os.unlink(trace)
             if "strace" in variants:
                 raw[wl]["strace"].append(b.run_variant(wl, "strace",
-                                                          max(1, n // STRACE_DIV[wl]))[0])
+                                                       max(1, n // STRACE_DIV[wl]))[0])
             for v in ("bpftrace", "ref"):
                 if v in variants:
                     raw[wl][v].append(b.run_variant(wl, v, n)[0])
@@ -73,7 +73,7 @@ def overhead(b):
             table[wl] = row
         tables[what] = table
     b.results["sections"]["overhead"] = {"raw_ns": raw, "ratios": tables,
-                                            "reps": b.a.reps, "loads": loads}
+                                         "reps": b.a.reps, "loads": loads}
     for what, title in (("wall", "loop wall time"),
                         ("cpu", "CPU time of the workload (its own and its children's)")):
         print("\n## Overhead, %s: traced / untraced, median (min..max) of %d repetitions"
@@ -89,12 +89,56 @@ def overhead(b):
                 wl, r["base_ns"] or 0, fmt(r.get("in")), fmt(r.get("out")),
                 fmt(r.get("ref")), fmt(r.get("refout")), fmt(r.get("strace")),
                 fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
+    targets(b, raw, tables, wls)
     print("minimal: issue 8's minimal libbpf tracer built here (reftracer.c), the design "
           "its targets were set against")
     print("load average / other BPF tracing links at each repetition: %s"
           % " ".join(loads))
     print("(other collectors attach programs to the same tracepoints: a repetition that ran "
           "beside one is slowed in every column)")
+
+
+def verdict(ci, target):
+    """Whether the 95% interval of a median ratio clears a target ("met": all of it at or
+    under; "missed": all of it over) or holds it."""
+    if not ci:
+        return "too few repetitions for an interval (6 or more)"
+    if ci[1] <= target:
+        return "met"
+    if ci[0] > target:
+        return "missed by %.3f-%.3f" % (ci[0] - target, ci[1] - target)
+    return "the interval holds the target"
+
+
+def targets(b, raw, tables, wls):
+    """Each ratio issue 8 sets a target for, with the 95% confidence interval of its median
+    (order statistics of the repetitions, benchlib.median_ci) and a verdict; and beside the
+    minimal tracer, mcpwitness's time over the yardstick's in the same repetition (the gap to
+    it, freed of what moves both). CPU time, wall for mcp."""
+    print("\n## Overhead against issue 8's targets: median and its 95%% confidence interval "
+          "over %d repetitions (CPU time; wall for mcp)" % b.a.reps)
+    print("%-9s %-28s %-26s %7s  %s" % ("workload", "ratio", "median [95% interval]", "target",
+                                        "verdict"))
+    paired = {}
+    for wl in wls:
+        k, what = (0, "wall") if wl == "mcp" else (1, "cpu")
+        r = tables[what][wl]
+        for v, name, target in (("in", "mcpwitness in / untraced", TARGET_IN.get(wl)),
+                                ("out", "mcpwitness out / untraced", TARGET_OUT.get(wl))):
+            if r.get(v):
+                print(("%-9s %-28s %-26s %7s  %s" % (
+                    wl, name, fmt_ci(r[v]), "%.2fx" % target if target else "-",
+                    verdict(r[v]["ci95"], target) if target else "")).rstrip())
+        for v, ref, name in (("in", "ref", "mcpwitness in / minimal in"),
+                             ("out", "refout", "mcpwitness out / minimal out")):
+            if ref not in raw[wl]:
+                continue
+            s = summary([t[k] / u[k] for t, u in zip(raw[wl][v], raw[wl][ref])
+                         if t[k] and u[k]])
+            paired.setdefault(wl, {})[v] = s
+            if s:
+                print("%-9s %-28s %s" % (wl, name, fmt_ci(s)))
+    b.results["sections"]["overhead"]["vs_minimal"] = paired
 
 
 def floor(b):

@@ -25,7 +25,7 @@ def progstats(b):
     print("\n## BPF programs: run_time_ns / run_cnt (kernel.bpf_stats_enabled=1)")
     print("Handlers run by tail call are accounted to the dispatcher that called them.")
     print("%-9s %-28s %14s %10s %14s %10s" % ("workload", "program", "tracked ns/run",
-                                               "runs", "untracked ns/run", "runs"))
+                                              "runs", "untracked ns/run", "runs"))
     for wl, progs in rows.items():
         for name, r in sorted(progs.items()):
             if not r["tracked"][1] and not r["untracked"][1]:
@@ -38,7 +38,7 @@ def progstats(b):
           "the machine).\nPer tracked syscall, with the window's other runs charged at the "
           "untracked rate:")
     print("%-9s %-28s %16s %12s %14s" % ("workload", "program", "ns/tracked call", "calls",
-                                          "ns/iteration"))
+                                         "ns/iteration"))
     for wl, progs in rows.items():
         for name in ("mw_dispatch_enter", "mw_dispatch_exit"):
             r = progs.get(name)

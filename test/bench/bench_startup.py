@@ -19,7 +19,7 @@ def startup(b):
     b.results["sections"]["startup"] = s
     print("\n## Collector startup: exec to the server's first instruction")
     print("median %.2f s (min %.2f, max %.2f) over %d runs" % (s["median"], s["min"],
-                                                              s["max"], len(times)))
+                                                               s["max"], len(times)))
     verifier_time(b)
 
 

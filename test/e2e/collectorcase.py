@@ -75,6 +75,7 @@ def blocked_in(tid, nr, timeout=60):
 # the traced scripts below have it too
 BLOCKED_IN = "import time\n" + inspect.getsource(blocked_in)
 
+
 def uffd_page(libc, size=4096):
     """A userfaultfd and an anonymous mapping of size bytes registered with it for missing
     pages: an access to it, the kernel's too (as root), waits until the fault is resolved
@@ -167,6 +168,7 @@ class CollectorCase(mwtest.E2ETestCase):
         self.assertGreater(rss.peak, 0)
         self.assertLess(rss.peak, base + RSS_ALLOWANCE_KB)
         return err
+
     def events(self, *ops):
         return [r for r in mwtest.dump_json(self.trace, self.keys)
                 if r.get("type") == "event" and r.get("op") in ops]
