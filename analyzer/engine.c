@@ -10,6 +10,7 @@
 #include "chanmsg.h"
 #include "engine.h"
 #include "events.h"
+#include "exec_search.h"
 #include "strbuf.h"
 
 /* An entry-time record waiting for its completion: the packed Event, re-decoded if needed. */
@@ -19,19 +20,6 @@ struct held {
 	uint64_t index;
 	uint8_t *packed;
 	size_t len;
-};
-
-/* Failed exec attempts of one thread waiting for the attempt that ends the search: a PATH search
- * (execvp) tries each directory in turn, and the attempts with one program name are one
- * finding, not one per directory. */
-struct xattempt {
-	uint32_t tid;
-	uint64_t index; /* of the last attempt */
-	uint8_t *packed; /* the last attempt */
-	size_t len;
-	unsigned count;
-	struct strbuf paths; /* every attempted path, ", "-separated, escaped */
-	char base[256];	     /* the program name they share */
 };
 
 struct engine {
@@ -44,15 +32,14 @@ struct engine {
 	uint8_t *memo; /* per-event macro results */
 	struct str_memo *strs;
 	struct callmodel *cm;
-	struct chanmsg *cmsg; /* channel messages as subjects (with a call model) */
-	struct attr_later *later; /* set: cm is resolved after the read (engine__later) */
-	void *msg_ctx;		  /* chanmsg's attr_ctx while a message is evaluated */
-	struct xattempt *xa;
-	size_t n_xa;
-	uint64_t max_seq;    /* the highest event sequence number read */
-	uint32_t tpid, tuid; /* the server */
+	struct chanmsg *cmsg;	       /* channel messages as subjects (with a call model) */
+	struct attr_later *later;      /* set: cm is resolved after the read (engine__later) */
+	void *msg_ctx;		       /* chanmsg's attr_ctx while a message is evaluated */
+	struct exec_searches searches; /* failed execs held while a PATH search goes on */
+	uint64_t max_seq;	       /* the highest event sequence number read */
+	uint32_t tpid, tuid;	       /* the server */
 	uint64_t tpstart;
-	const struct xattempt *attempts; /* set while the exec that ends a search is evaluated */
+	const struct exec_search *attempts; /* set while the exec that ends a search is evaluated */
 };
 
 struct engine *engine__new(const struct policy *p, size_t max_per_rule)
@@ -79,11 +66,7 @@ void engine__free(struct engine *e)
 		return;
 	for (size_t i = 0; i < e->n_held; i++)
 		free(e->held[i].packed);
-	for (size_t i = 0; i < e->n_xa; i++) {
-		free(e->xa[i].packed);
-		strbuf_fini(&e->xa[i].paths);
-	}
-	free(e->xa);
+	exec_searches_fini(&e->searches);
 	free(e->held);
 	attr_later__free(e->later);
 	chanmsg__free(e->cmsg);
@@ -150,9 +133,8 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 	size_t kept = e->fs.n;
 	int err;
 
-	if (!(r->subjects & subj) ||
-	    !(direct ? policy_rule_match_direct(r, s, direct, &exc)
-		     : policy_rule_match(r, s, skip, &exc))) {
+	if (!(r->subjects & subj) || !(direct ? policy_rule_match_direct(r, s, direct, &exc)
+					      : policy_rule_match(r, s, skip, &exc))) {
 		e->st.exceptions_hit += exc >= 0;
 		return 0;
 	}
@@ -187,9 +169,9 @@ static const struct attribution *lazy_attr_get(void *ctx)
  * by process p (NULL: none). attr(attr_ctx): its attribution when the caller makes it (channel
  * messages), else (NULL) the call model decides. With e->later, no attribution is made: the
  * findings keep what theirs needs. */
-static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
-			   bool launch, struct proc *p,
-			   const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx)
+static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index, bool launch,
+			    struct proc *p, const struct attribution *(*attr)(void *attr_ctx),
+			    void *attr_ctx)
 {
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
 	unsigned subj = v->op == EV_OP_MESSAGE	  ? POL_SUBJ_MESSAGES
@@ -327,100 +309,16 @@ int engine__loss(struct engine *e, const Mcpt__Loss *l, uint64_t index)
 	return evaluate_subject(e, &v, index, false, NULL, NULL, NULL);
 }
 
-static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index);
-
-/* The program name of an exec's path (after its last '/'), or false when it has none. */
-static bool exec_base(const struct ev_view *v, const uint8_t **b, size_t *n)
-{
-	const uint8_t *p = v->path.p, *slash;
-
-	if (!v->path.n)
-		return false;
-	slash = memrchr(p, '/', v->path.n);
-	*b = slash ? slash + 1 : p;
-	*n = v->path.n - (size_t)(*b - p);
-	return *n > 0 && *n < sizeof(((struct xattempt *)0)->base);
-}
-
-static struct xattempt *xa_find(struct engine *e, const struct ev_view *v)
-{
-	uint32_t old_tid = v->op == MCPT__OP__OP_EXEC && v->raw->n_args ? (uint32_t)v->raw->args[0]
-									    : 0;
-
-	for (size_t i = 0; i < e->n_xa; i++)
-		if (e->xa[i].tid == v->tid || (old_tid && e->xa[i].tid == old_tid))
-			return &e->xa[i];
-	return NULL;
-}
-
-static bool xa_same_search(const struct xattempt *x, const struct ev_view *v)
-{
-	const uint8_t *b;
-	size_t n;
-
-	if (v->op != MCPT__OP__OP_EXEC && v->op != MCPT__OP__OP_EXEC_FAILED)
-		return false;
-	return exec_base(v, &b, &n) && n == strlen(x->base) && memcmp(b, x->base, n) == 0;
-}
-
-/* Keeps the failed attempt v as the search's latest. Returns 0 or -ENOMEM. */
-static int xa_keep(struct xattempt *x, const struct ev_view *v, uint64_t index)
-{
-	size_t len = mcpt__event__get_packed_size(v->raw);
-	uint8_t *buf = malloc(len ? len : 1);
-
-	if (!buf)
-		return -ENOMEM;
-	free(x->packed);
-	x->packed = buf;
-	x->len = mcpt__event__pack(v->raw, buf);
-	x->index = index;
-	if (x->count++)
-		strbuf_puts(&x->paths, ", ");
-	strbuf_escape(&x->paths, v->path.p, v->path.n, 0);
-	return strbuf_error(&x->paths);
-}
-
-#define XA_MAX 256
-
-static int xa_start(struct engine *e, const struct ev_view *v, uint64_t index)
-{
-	struct xattempt *x;
-	const uint8_t *b;
-	size_t n;
-
-	if (e->n_xa >= XA_MAX || !exec_base(v, &b, &n))
-		return 1; /* not held: evaluated on its own */
-	x = realloc(e->xa, (e->n_xa + 1) * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	e->xa = x;
-	x = &e->xa[e->n_xa++];
-	memset(x, 0, sizeof(*x));
-	x->paths = (struct strbuf)STRBUF_INIT;
-	x->tid = v->tid;
-	memcpy(x->base, b, n);
-	return xa_keep(x, v, index);
-}
-
-static void xa_forget(struct engine *e, struct xattempt *x)
-{
-	free(x->packed);
-	strbuf_fini(&x->paths);
-	*x = e->xa[--e->n_xa];
-}
-
 /* The search ended without success: its last attempt is evaluated, carrying all of them. */
-static int xa_release(struct engine *e, struct xattempt *x)
+static int search_release(struct engine *e, struct exec_search *x)
 {
 	Mcpt__Event *ev = mcpt__event__unpack(NULL, x->len, x->packed);
-	struct xattempt done = *x;
+	struct exec_search done;
 	struct ev_view v;
 	bool launch;
 	int err;
 
-	e->n_xa--;
-	*x = e->xa[e->n_xa]; /* removed first: the evaluation must not find it again */
+	exec_search_take(&e->searches, x, &done); /* first: the evaluation must not find it */
 	if (!ev) {
 		err = -ENOMEM;
 	} else {
@@ -430,33 +328,34 @@ static int xa_release(struct engine *e, struct xattempt *x)
 		e->attempts = NULL;
 		mcpt__event__free_unpacked(ev, NULL);
 	}
-	free(done.packed);
-	strbuf_fini(&done.paths);
+	exec_search_fini(&done);
 	return err;
 }
 
 static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index)
 {
-	struct xattempt *x;
+	struct exec_search *x, done;
 	struct ev_view v;
 	bool launch;
 	int err;
 
 	event_decode(&v, ev);
-	x = e->n_xa ? xa_find(e, &v) : NULL;
-	if (x && xa_same_search(x, &v) && v.op == MCPT__OP__OP_EXEC_FAILED)
-		return xa_keep(x, &v, index);
-	if (x && xa_same_search(x, &v)) { /* the search found it */
+	x = e->searches.n ? exec_search_find(&e->searches, &v) : NULL;
+	if (x && exec_search_same(x, &v) && v.op == MCPT__OP__OP_EXEC_FAILED)
+		return exec_search_keep(x, &v, index);
+	if (x && exec_search_same(x, &v)) { /* the search found it */
 		err = proctree__apply(e->pt, &v, &launch);
 		e->attempts = x;
 		err = err ?: evaluate(e, &v, index, launch);
 		e->attempts = NULL;
-		xa_forget(e, x);
+		exec_search_take(&e->searches, x, &done);
+		exec_search_fini(&done);
 		return err;
 	}
-	if (x && (err = xa_release(e, x)))
+	if (x && (err = search_release(e, x)))
 		return err;
-	if (v.op == MCPT__OP__OP_EXEC_FAILED && (err = xa_start(e, &v, index)) <= 0)
+	if (v.op == MCPT__OP__OP_EXEC_FAILED &&
+	    (err = exec_search_start(&e->searches, &v, index)) <= 0)
 		return err;
 	err = proctree__apply(e->pt, &v, &launch);
 	return err ?: evaluate(e, &v, index, launch);
@@ -618,8 +517,8 @@ int engine__finish(struct engine *e)
 		qsort(e->held, e->n_held, sizeof(*e->held), cmp_held);
 	while (e->n_held && !err)
 		err = held_release(e, &e->held[e->n_held - 1]);
-	while (e->n_xa && !err) /* the oldest search first */
-		err = xa_release(e, &e->xa[0]);
+	while (e->searches.n && !err) /* the oldest search first */
+		err = search_release(e, &e->searches.v[0]);
 	if (!err && e->cm)
 		err = evaluate_outlived(e);
 	return err;
