@@ -1,6 +1,7 @@
-"""benchlib.py - what bench.py's sections share: the machine's paths and the workloads'
-iteration counts, and helpers that run a command and read its times, a trace's sizes or the
-BPF programs' statistics."""
+"""benchlib.py - what bench.py's sections share: the machine's paths, the workloads' iteration
+counts and issue 8's targets; helpers that run a command and read its times, a trace's sizes or
+the BPF programs' statistics; and the statistics of repetitions (median, its 95% confidence
+interval, min and max)."""
 import json
 import math
 import os
