@@ -133,8 +133,9 @@ static int evaluate_rule(struct engine *e, size_t i, unsigned subj, const struct
 	size_t kept = e->fs.n;
 	int err;
 
-	if (!(r->subjects & subj) || !(direct ? policy_rule_match_direct(r, s, direct, &exc)
-					      : policy_rule_match(r, s, skip, &exc))) {
+	if (!(r->subjects & subj) ||
+	    !(direct ? policy_rule_match_direct(r, s, direct, &exc)
+		     : policy_rule_match(r, s, skip, &exc))) {
 		e->st.exceptions_hit += exc >= 0;
 		return 0;
 	}
@@ -169,9 +170,9 @@ static const struct attribution *lazy_attr_get(void *ctx)
  * by process p (NULL: none). attr(attr_ctx): its attribution when the caller makes it (channel
  * messages), else (NULL) the call model decides. With e->later, no attribution is made: the
  * findings keep what theirs needs. */
-static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index, bool launch,
-			    struct proc *p, const struct attribution *(*attr)(void *attr_ctx),
-			    void *attr_ctx)
+static int evaluate_subject(struct engine *e, const struct ev_view *v, uint64_t index,
+			   bool launch, struct proc *p,
+			   const struct attribution *(*attr)(void *attr_ctx), void *attr_ctx)
 {
 	struct eval_subject s = {.ev = v, .launch = launch, .macro_memo = e->memo, .strs = e->strs};
 	unsigned subj = v->op == EV_OP_MESSAGE	  ? POL_SUBJ_MESSAGES
@@ -334,7 +335,7 @@ static int search_release(struct engine *e, struct exec_search *x)
 
 static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t index)
 {
-	struct exec_search *x, done;
+	struct exec_search *x;
 	struct ev_view v;
 	bool launch;
 	int err;
@@ -348,8 +349,7 @@ static int decode_and_evaluate(struct engine *e, const Mcpt__Event *ev, uint64_t
 		e->attempts = x;
 		err = err ?: evaluate(e, &v, index, launch);
 		e->attempts = NULL;
-		exec_search_take(&e->searches, x, &done);
-		exec_search_fini(&done);
+		exec_search_drop(&e->searches, x);
 		return err;
 	}
 	if (x && (err = search_release(e, x)))

@@ -346,8 +346,8 @@ static void decode_dns(struct ev_view *v)
 		to = &v->unchecked.peer;
 	if (!v->payload.n || (to && to->port != DNS_PORT))
 		return;
-	v->has_dns = dns_decode_query(v->payload.p, v->payload.n, v->sock_type == LX_SOCK_STREAM,
-				      &v->unchecked.dns);
+	v->has_dns = dns_decode_query(v->payload.p, v->payload.n,
+				      v->sock_type == LX_SOCK_STREAM, &v->unchecked.dns);
 }
 
 /* connect and send*: the address passed against the peer the kernel holds after the call

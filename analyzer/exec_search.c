@@ -97,3 +97,9 @@ void exec_search_take(struct exec_searches *s, struct exec_search *x, struct exe
 	*out = *x;
 	*x = s->v[--s->n];
 }
+
+void exec_search_drop(struct exec_searches *s, struct exec_search *x)
+{
+	exec_search_fini(x);
+	*x = s->v[--s->n];
+}

@@ -53,6 +53,9 @@ int exec_search_start(struct exec_searches *s, const struct ev_view *v, uint64_t
 /* Removes x from s and hands it to *out, which the caller ends with exec_search_fini. */
 void exec_search_take(struct exec_searches *s, struct exec_search *x, struct exec_search *out);
 
+/* Removes x from s and frees it: the search is over and nothing is evaluated for it. */
+void exec_search_drop(struct exec_searches *s, struct exec_search *x);
+
 void exec_search_fini(struct exec_search *x);
 
 #endif /* MW_EXEC_SEARCH_H */

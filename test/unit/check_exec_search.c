@@ -3,7 +3,8 @@
  * what the engine makes of them: a search ended by the exec that found the program is one
  * finding on that exec, carrying the failed attempts; one never ended is one finding on its last
  * attempt at the end of the trace; another program or another thread starts a search of its
- * own; a path without a program name, a name too long and searches past the cap are not held.
+ * own; a path without a program name, a name too long and searches past the cap are not held;
+ * a search taken or dropped is found no more.
  */
 #include <check.h>
 #include <stdio.h>
@@ -182,6 +183,11 @@ START_TEST(not_held)
 	ck_assert_uint_eq(s.n, EXEC_SEARCH_MAX - 1);
 	ck_assert_ptr_null(exec_search_find(&s, &v));
 	exec_search_fini(&done);
+	exec_ev(&e, 3, "/bin/foo", true);
+	event_decode(&v, &e);
+	exec_search_drop(&s, exec_search_find(&s, &v));
+	ck_assert_uint_eq(s.n, EXEC_SEARCH_MAX - 2);
+	ck_assert_ptr_null(exec_search_find(&s, &v));
 	exec_searches_fini(&s);
 	ck_assert_uint_eq(s.n, 0);
 }
