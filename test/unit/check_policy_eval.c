@@ -316,7 +316,6 @@ START_TEST(rule_index)
 	struct policy *p = NULL;
 	struct diag d = {0};
 
-	/* clang-format off */
 	static const char text[] =
 		HDR "macros:\n  del: {op: [unlink, rmdir], path: /x}\nrules:\n"
 		IX_RULE("r0", "{op: openat}")
@@ -328,7 +327,6 @@ START_TEST(rule_index)
 		IX_RULE("r6", "{op: openat, family: network}")
 		IX_RULE("r7", "{family: channel}")
 		IX_RULE("r8", "{op: loss}");
-	/* clang-format on */
 
 	in_tmpdir();
 	ck_assert_int_eq(load(text, &d, &p), 0);
