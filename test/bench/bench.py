@@ -14,7 +14,10 @@ Run through test/bench/run.sh (which builds first). Sections, each selectable wi
               over the repetitions; then each ratio issue 8 sets a target for, with the 95%
               confidence interval of its median (order statistics, from 6 repetitions) and
               whether all of it is under the target, over it, or holds it, and mcpwitness's
-              time over the minimal tracer's in the same repetition (the gap to it).
+              time over the minimal tracer's in the same repetition (the gap to it). Outside
+              the tree, the floor beside them: the loops under empty tp_btf sys_enter and
+              sys_exit programs (tracefloor --hold btf-empty), and mcpwitness's time over
+              theirs in the same repetition (what our programs add to an untracked process).
   floor       what an untracked process pays per syscall once tracing is on, by attach kind
               (tracefloor.c: tp_btf, raw_tp, classic per-syscall tracepoints, empty programs,
               the collector's membership test, and an empty pair that reserves and discards a
@@ -107,6 +110,7 @@ class Bench:
         self.build = os.path.abspath(args.build)
         self.collect = os.path.join(self.build, "collector", "mcpwitness-collect")
         self.reftracer_bin = os.path.join(self.build, "test", "bench", "reftracer")
+        self.tracefloor_bin = os.path.join(self.build, "test", "bench", "tracefloor")
         self.analyzer = os.path.abspath(args.analyzer) if args.analyzer else \
             os.path.join(self.build, "analyzer", "mcpwitness")
         for tool in (self.collect, self.analyzer):
@@ -285,14 +289,20 @@ class Bench:
 
     def idle_tracer(self, name):
         """A reference tracer ("bpftrace" or "reftracer") with its filter seeded with a sleeper,
-        for the loops outside it. Ready once it printed MWREADY (bpftrace's BEGIN probe; the
-        reftracer once attached), i.e. every probe is attached: read from a pipe, which both
-        flush per line (bpftrace's -o file is written only at exit). (None, None) if it did
-        not start."""
+        or "tracefloor" holding empty tp_btf programs (the floor), for the loops outside it.
+        Ready once it printed MWREADY (bpftrace's BEGIN probe; the others once attached), i.e.
+        every probe is attached: read from a pipe, which all flush per line (bpftrace's -o
+        file is written only at exit). (None, None) if it did not start."""
         sleeper = subprocess.Popen(NOBODY + ["/bin/sleep", "100000"])
-        cmd = self.bpftrace_cmd(None, str(sleeper.pid)) if name == "bpftrace" else \
-            self.reftracer_cmd(self.j("reftracer-idle.out"), seed=sleeper.pid)
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if name == "bpftrace":
+            cmd = self.bpftrace_cmd(None, str(sleeper.pid))
+        elif name == "reftracer":
+            cmd = self.reftracer_cmd(self.j("reftracer-idle.out"), seed=sleeper.pid)
+        else:  # the floor: empty tp_btf programs, no filter to seed
+            cmd = [self.tracefloor_bin, "--hold", "btf-empty"]
+        # tracefloor holds its programs until its stdin ends: a pipe kept open until it stops
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE if name == "tracefloor" else None,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ready = threading.Event()
 
         def watch():

@@ -12,12 +12,15 @@ from benchlib import (STRACE_DIV, TARGET_IN, TARGET_OUT, TRACEFS, fmt, fmt_ci, l
 
 def overhead(b):
     wls = b.a.workloads
-    variants = ["in", "out", "strace", "bpftrace", "bpfout", "ref", "refout"]
+    variants = ["in", "out", "strace", "bpftrace", "bpfout", "ref", "refout", "floorout"]
     if not shutil.which("bpftrace"):
         log("bpftrace not installed: its columns are skipped (run.sh installs it)")
         variants = [v for v in variants if not v.startswith("bpf")]
     if not b.reftracer():
         variants = [v for v in variants if not v.startswith("ref")]
+    if not os.access(b.tracefloor_bin, os.X_OK):
+        log("%s is missing: no floor beside the out-of-tree ratios" % b.tracefloor_bin)
+        variants.remove("floorout")
     if b.a.no_reference:
         variants = ["in", "out"]
     if ("bpftrace" in variants or "ref" in variants) and tracefs_mount():
@@ -48,7 +51,8 @@ def overhead(b):
             raw[wl]["out"].append(b.run_variant(wl, "out", b.scaled(wl))[0])
         b.stop(p)
         os.unlink(trace)
-        for v, tracer in (("bpfout", "bpftrace"), ("refout", "reftracer")):
+        for v, tracer in (("bpfout", "bpftrace"), ("refout", "reftracer"),
+                          ("floorout", "tracefloor")):
             if v not in variants:
                 continue
             bp, sleeper = b.idle_tracer(tracer)
@@ -57,7 +61,9 @@ def overhead(b):
                                   if bp else (None, None))
             if bp:
                 bp.terminate()
-                bp.wait()
+                if bp.wait() and tracer == "tracefloor":
+                    # it held its programs to the end only if it exits 0 (detached cleanly)
+                    log("  tracefloor --hold ended with status %d" % bp.returncode)
                 sleeper.kill()
                 sleeper.wait()
     b.traces = keep_traces
@@ -78,17 +84,17 @@ def overhead(b):
                         ("cpu", "CPU time of the workload (its own and its children's)")):
         print("\n## Overhead, %s: traced / untraced, median (min..max) of %d repetitions"
               % (title, b.a.reps))
-        print("%-9s %10s | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s" % (
+        print("%-9s %10s | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s | %s" % (
             "workload", "untraced", "mcpwitness in", "mcpwitness out", "minimal in",
-            "minimal out", "strace -f", "bpftrace in", "bpftrace out"))
+            "minimal out", "strace -f", "bpftrace in", "bpftrace out", "empty tp_btf out"))
         for wl in wls:
             r = tables[what][wl]
             if what == "cpu" and wl == "mcp":
                 continue  # the server is not the client's child in every variant
-            print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s" % (
+            print("%-9s %8.0fns | %-18s %-18s | %-18s %-18s | %-18s %-18s %-18s | %s" % (
                 wl, r["base_ns"] or 0, fmt(r.get("in")), fmt(r.get("out")),
                 fmt(r.get("ref")), fmt(r.get("refout")), fmt(r.get("strace")),
-                fmt(r.get("bpftrace")), fmt(r.get("bpfout"))))
+                fmt(r.get("bpftrace")), fmt(r.get("bpfout")), fmt(r.get("floorout"))))
     targets(b, raw, tables, wls)
     print("minimal: issue 8's minimal libbpf tracer built here (reftracer.c), the design "
           "its targets were set against")
@@ -112,33 +118,41 @@ def verdict(ci, target):
 
 def targets(b, raw, tables, wls):
     """Each ratio issue 8 sets a target for, with the 95% confidence interval of its median
-    (order statistics of the repetitions, benchlib.median_ci) and a verdict; and beside the
-    minimal tracer, mcpwitness's time over the yardstick's in the same repetition (the gap to
-    it, freed of what moves both). CPU time, wall for mcp."""
+    (order statistics of the repetitions, benchlib.median_ci) and a verdict; beside the
+    out-of-tree ratio, the same loops under empty tp_btf programs (the floor no program of
+    ours can go under); and mcpwitness's time over the minimal tracer's and over the empty
+    programs' in the same repetition (the gap to each, freed of what moves both). CPU time,
+    wall for mcp."""
     print("\n## Overhead against issue 8's targets: median and its 95%% confidence interval "
           "over %d repetitions (CPU time; wall for mcp)" % b.a.reps)
-    print("%-9s %-28s %-26s %7s  %s" % ("workload", "ratio", "median [95% interval]", "target",
+    print("%-9s %-29s %-26s %7s  %s" % ("workload", "ratio", "median [95% interval]", "target",
                                         "verdict"))
-    paired = {}
+    paired = {"vs_minimal": {}, "vs_floor": {}}
     for wl in wls:
         k, what = (0, "wall") if wl == "mcp" else (1, "cpu")
         r = tables[what][wl]
         for v, name, target in (("in", "mcpwitness in / untraced", TARGET_IN.get(wl)),
-                                ("out", "mcpwitness out / untraced", TARGET_OUT.get(wl))):
+                                ("out", "mcpwitness out / untraced", TARGET_OUT.get(wl)),
+                                ("floorout", "empty tp_btf out / untraced",
+                                 TARGET_OUT.get(wl))):
             if r.get(v):
-                print(("%-9s %-28s %-26s %7s  %s" % (
+                print(("%-9s %-29s %-26s %7s  %s" % (
                     wl, name, fmt_ci(r[v]), "%.2fx" % target if target else "-",
                     verdict(r[v]["ci95"], target) if target else "")).rstrip())
-        for v, ref, name in (("in", "ref", "mcpwitness in / minimal in"),
-                             ("out", "refout", "mcpwitness out / minimal out")):
+        for v, ref, name, key in (
+                ("in", "ref", "mcpwitness in / minimal in", "vs_minimal"),
+                ("out", "refout", "mcpwitness out / minimal out", "vs_minimal"),
+                ("out", "floorout", "mcpwitness out / empty tp_btf", "vs_floor")):
             if ref not in raw[wl]:
                 continue
             s = summary([t[k] / u[k] for t, u in zip(raw[wl][v], raw[wl][ref])
                          if t[k] and u[k]])
-            paired.setdefault(wl, {})[v] = s
+            paired[key].setdefault(wl, {})[v] = s
             if s:
-                print("%-9s %-28s %s" % (wl, name, fmt_ci(s)))
-    b.results["sections"]["overhead"]["vs_minimal"] = paired
+                print("%-9s %-29s %s" % (wl, name, fmt_ci(s)))
+    print("empty tp_btf: tracefloor --hold btf-empty, programs on sys_enter and sys_exit that "
+          "return at once (the kernel's syscall tracing path and the BPF run, nothing else)")
+    b.results["sections"]["overhead"].update(paired)
 
 
 def floor(b):

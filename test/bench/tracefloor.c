@@ -23,12 +23,17 @@
  * kernel cannot attach (e.g. no syscall trace events) is left out, with a line on stderr.
  *
  * usage: tracefloor [--reps N] [--iters N] [--json]   (root: loads BPF, may mount tracefs)
+ *        tracefloor --hold KIND
  *   N repetitions (default 7); N openat+close iterations a loop (default 100 000; getppid runs
- *   ten times as many); --json prints one JSON object instead of the table.
+ *   ten times as many); --json prints one JSON object instead of the table. --hold attaches one
+ *   kind, prints MWREADY on stdout and keeps it attached until its standard input ends or it
+ *   gets SIGTERM or SIGINT: bench.py's overhead section runs the workloads outside it, so that
+ *   each out-of-tree ratio has the mechanism's floor (btf-empty) beside it, same repetitions.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +160,56 @@ static struct summary summarise(double *v, int n)
 	return (struct summary){ n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1] };
 }
 
+static volatile sig_atomic_t hold_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	hold_stop = 1;
+}
+
+/* --hold: the kind attached until stdin ends or SIGTERM/SIGINT; 0 once detached cleanly. */
+static int hold_kind(struct mw_tracefloor *skel, const struct kind *k, struct bpf_link **links)
+{
+	struct sigaction sa = {.sa_handler = on_stop_signal}; /* no SA_RESTART: read() returns */
+	char buf[256];
+	ssize_t n;
+
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL)) {
+		fprintf(stderr, "tracefloor: sigaction: %s\n", strerror(errno));
+		return -1;
+	}
+	if (attach_kind(skel, k, links))
+		return -1;
+	if (printf("MWREADY %s\n", k->name) < 0 || fflush(stdout)) {
+		fprintf(stderr, "tracefloor: cannot write to stdout: %s\n", strerror(errno));
+		return -1;
+	}
+	while (!hold_stop) {
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "tracefloor: read stdin: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A kind --hold can keep: not none, and not btf-ring, whose ring nobody would drain. */
+static const struct kind *kind_by_name(const char *name)
+{
+	for (int k = 1; k < N_KINDS; k++)
+		if (!strcmp(kinds[k].name, name) && strcmp(name, "btf-ring"))
+			return &kinds[k];
+	fprintf(stderr,
+		"tracefloor: --hold wants one of btf-empty, btf-filter, raw-filter, "
+		"tp-filter or hybrid, not '%s'\n",
+		name);
+	exit(2);
+}
+
 static long parse_count(const char *opt, const char *s, long max)
 {
 	char *end;
@@ -233,6 +288,7 @@ int main(int argc, char **argv)
 	struct bpf_link *links[MAX_PROGS] = { NULL };
 	long iters[N_LOOPS] = { 100000, 1000000 };
 	struct mw_tracefloor *skel = NULL;
+	const struct kind *hold = NULL;
 	bool json = false, mounted = false, skipped[N_KINDS] = { false };
 	int reps = 7, fd, status = 1;
 
@@ -244,8 +300,11 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
 			iters[0] = parse_count("--iters", argv[++i], 100000000);
 			iters[1] = 10 * iters[0];
+		} else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
+			hold = kind_by_name(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: tracefloor [--reps N] [--iters N] [--json]\n");
+			fprintf(stderr, "usage: tracefloor [--reps N] [--iters N] [--json]\n"
+					"       tracefloor --hold KIND\n");
 			return 2;
 		}
 	}
@@ -270,6 +329,10 @@ int main(int argc, char **argv)
 	ring = ring_buffer__new(bpf_map__fd(skel->maps.events), skip_slot, NULL, NULL);
 	if (!ring) {
 		fprintf(stderr, "tracefloor: cannot map the ring: %s\n", strerror(errno));
+		goto out;
+	}
+	if (hold) {
+		status = hold_kind(skel, hold, links) ? 1 : 0;
 		goto out;
 	}
 	for (int rep = 0; rep < reps; rep++)
