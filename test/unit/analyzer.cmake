@@ -31,6 +31,7 @@ add_test(NAME policy.fixtures-check
 		${CMAKE_SOURCE_DIR}/test/fixtures/policies/site-example.yaml)
 set_tests_properties(policy.default-check policy.fixtures-check PROPERTIES LABELS unit)
 mw_unit_test(calls SOURCES calls_testlib.c LIBS mw_analyzer_core)
+mw_unit_test(calls_bad SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(attribute SOURCES calls_testlib.c LIBS mw_analyzer_core)
 mw_unit_test(callscmd SOURCES synth_trace.c LIBS mw_analyzer)
 mw_unit_test(model_tail SOURCES cli_run.c synth_trace.c LIBS mw_analyzer)

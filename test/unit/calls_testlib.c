@@ -210,6 +210,19 @@ bool t_has_note(struct callmodel *cm, const char *needle)
 	return false;
 }
 
+const struct call *t_call(struct callmodel *cm, size_t i)
+{
+	const struct call *c = callset__get(callmodel__calls(cm), i);
+
+	ck_assert_msg(c, "no call %zu", i);
+	return c;
+}
+
+size_t t_ncalls(struct callmodel *cm)
+{
+	return callset__count(callmodel__calls(cm));
+}
+
 const char *t_note(struct callmodel *cm, const char *needle)
 {
 	const struct call_note *n;

@@ -9,6 +9,9 @@
 
 #include "attribute.h"
 
+/* nanoseconds in a millisecond: the records' timestamps */
+#define MS 1000000ull
+
 #define T_SERVER 100
 #define T_PSTART 1000
 
@@ -40,6 +43,10 @@ void t_connect(struct callmodel *cm, uint32_t pid, const uint8_t sa[16], uint64_
 	       struct attribution *a);
 /* pstart of a test process: T_PSTART for the server, pid * 10 otherwise. */
 uint64_t t_pstart(uint32_t pid);
+
+/* Call i of the model's call set (ck_assert when there is none); how many it holds. */
+const struct call *t_call(struct callmodel *cm, size_t i);
+size_t t_ncalls(struct callmodel *cm);
 
 /* The note containing needle (ck_assert when none). */
 const char *t_note(struct callmodel *cm, const char *needle);

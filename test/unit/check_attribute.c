@@ -12,8 +12,6 @@
 
 #include "calls_testlib.h"
 
-#define MS 1000000ull
-
 static void request(struct callmodel *cm, int id, const char *tool, const char *args, uint64_t ts)
 {
 	char buf[512];

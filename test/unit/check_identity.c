@@ -13,16 +13,7 @@
 #include "calls_testlib.h"
 #include "identity.h"
 
-#define MS 1000000ull
 #define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-static const struct call *call(struct callmodel *cm, size_t i)
-{
-	const struct call *c = callset__get(callmodel__calls(cm), i);
-
-	ck_assert_msg(c, "no call %zu", i);
-	return c;
-}
 
 static const struct call_session *sess(struct callmodel *cm)
 {
@@ -101,12 +92,12 @@ START_TEST(traceparent_in_meta_and_params)
 	       "\"_meta\":{\"traceparent\":\"00-ZZ\\n\",\"tracestate\":\"a=b\"}}}\n",
 	       3 * MS);
 	ck_assert_int_eq(callmodel__resolve(cm), 0);
-	ck_assert_str_eq(call(cm, 1)->traceparent, TP);
-	ck_assert_str_eq(call(cm, 1)->tracestate, "rojo=00f067aa0ba902b7");
-	ck_assert_str_eq(call(cm, 2)->traceparent, TP);
-	ck_assert_ptr_null(call(cm, 2)->tracestate);
-	ck_assert_ptr_null(call(cm, 3)->traceparent);
-	ck_assert_ptr_null(call(cm, 3)->tracestate);
+	ck_assert_str_eq(t_call(cm, 1)->traceparent, TP);
+	ck_assert_str_eq(t_call(cm, 1)->tracestate, "rojo=00f067aa0ba902b7");
+	ck_assert_str_eq(t_call(cm, 2)->traceparent, TP);
+	ck_assert_ptr_null(t_call(cm, 2)->tracestate);
+	ck_assert_ptr_null(t_call(cm, 3)->traceparent);
+	ck_assert_ptr_null(t_call(cm, 3)->tracestate);
 	callmodel__free(cm);
 }
 END_TEST
@@ -163,7 +154,7 @@ START_TEST(rendering)
 			 "\"trace_id\":null,\"user\":null}");
 	free(s);
 	json_decref(j);
-	tc = identity_trace_context_json(call(cm, 1));
+	tc = identity_trace_context_json(t_call(cm, 1));
 	ck_assert_str_eq(json_string_value(json_object_get(tc, "trace_id")),
 			 "4bf92f3577b34da6a3ce929d0e0e4736");
 	ck_assert_str_eq(json_string_value(json_object_get(tc, "parent_id")), "00f067aa0ba902b7");
