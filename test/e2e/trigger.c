@@ -158,7 +158,8 @@ void touch(const char *path)
 
 static const struct step *find_step(const char *name)
 {
-	const struct step *tables[] = { proc_steps, file_steps, net_steps, priv_steps, ns_steps };
+	const struct step *tables[] = { proc_steps, file_steps, net_steps, priv_steps, uring_steps,
+					 ns_steps };
 
 	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (const struct step *s = tables[t]; s->name; s++)

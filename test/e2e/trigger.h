@@ -50,7 +50,8 @@ struct step {
 	void (*fn)(struct out *o);
 };
 
-extern const struct step proc_steps[], file_steps[], net_steps[], priv_steps[], ns_steps[];
+extern const struct step proc_steps[], file_steps[], net_steps[], priv_steps[], uring_steps[],
+	ns_steps[];
 extern const char *trigger_self; /* absolute path of this executable */
 
 /* Modes that are not one-step children. */
