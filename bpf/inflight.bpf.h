@@ -156,7 +156,7 @@ static long mw_sip_word(__u32 i, void *ctx)
 }
 
 /* The keyed hash of the len bytes at offset off of this CPU's record area (s->event): where
- * the entry program reads an argument (or a channel write's chunk, chan.bpf.h), and where the
+ * the entry program reads an argument (or a channel write's chunk, chan_sums.bpf.h), and where the
  * exit's record keeps it, so both hash the same way. off + len <= MW_EVENT_MAX (an argument
  * is under MW_PATH_MAX, a chunk at most MW_DATA_MAX after a record's header); the loads may run
  * past the bytes into the area's slack (the last word is masked to the bytes that count, little

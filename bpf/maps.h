@@ -115,7 +115,7 @@ struct {
 } inflight SEC(".maps") __weak;
 
 /* Writes on the stdout object in progress: the chunks' hashes taken at entry (struct
- * mw_chan_sums; chan.bpf.h). Storage of the thread itself (task storage, 5.11+): made at its
+ * mw_chan_sums; chan_sums.bpf.h). Storage of the thread itself (task storage, 5.11+): made at its
  * first write on the channel, freed with the thread, never evicted by other threads' writes nor
  * found by another thread that reuses its tid. */
 struct {
