@@ -16,6 +16,7 @@ mw_unit_test(trace_evidence SOURCES ${MCPT_TESTLIB} LIBS mcpt PkgConfig::JANSSON
 mw_unit_test(unwire LIBS mcpt)
 mw_unit_test(unwire_flat LIBS mcpt)
 mw_unit_test(valtab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
+mw_unit_test(valtab_hostile SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(tasktab SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(tsdelta SOURCES ${MCPT_TESTLIB} LIBS mcpt)
 mw_unit_test(forktask SOURCES ${MCPT_TESTLIB} LIBS mcpt)
