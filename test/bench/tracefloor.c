@@ -311,12 +311,13 @@ int main(int argc, char **argv)
 	if (bpf_stats_on())
 		fprintf(stderr, "tracefloor: warning: kernel.bpf_stats_enabled=1 adds clock reads to "
 				"every program run\n");
-	fd = mkstemp(file_path);
-	if (fd < 0) {
+	fd = hold ? -1 : mkstemp(file_path); /* the openat loop's file; --hold runs no loop */
+	if (!hold && fd < 0) {
 		fprintf(stderr, "tracefloor: cannot create %s: %s\n", file_path, strerror(errno));
 		return 1;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	log_set_level(LOG_WARN);
 	log_route_libbpf();
 	if (tracefs_ensure(&mounted))
@@ -365,6 +366,7 @@ out:
 	ring_buffer__free(ring);
 	mw_tracefloor__destroy(skel);
 	tracefs_release(mounted);
-	unlink(file_path);
+	if (!hold)
+		unlink(file_path);
 	return status;
 }

@@ -1,10 +1,12 @@
 """test_bench_floor.py - `tracefloor --hold`, which the overhead benchmark runs the out-of-tree
 loops beside (the floor of empty tp_btf programs), on the real kernel: it refuses a kind it
 cannot hold with a one-line error and exit 2; holding btf-empty, it says MWREADY once both
-programs are attached, the host's syscalls run them, and it detaches everything and exits 0
-when its stdin ends or it gets SIGTERM, unmounting tracefs if it was the one that mounted it.
+programs are attached (and no file of its loops is made), the host's syscalls run them, and it
+detaches everything and exits 0 when its stdin ends or it gets SIGTERM, unmounting tracefs if
+it was the one that mounted it.
 The benchmark trusts that exit status to say the floor was held to the end.
 """
+import glob
 import json
 import os
 import signal
@@ -80,9 +82,12 @@ class TracefloorHold(mwtest.E2ETestCase):
         self.addCleanup(clean)
 
     def hold(self):
+        files = set(glob.glob("/tmp/mw-floor-*"))
         p = self.popen([TRACEFLOOR, "--hold", "btf-empty"], stdin=subprocess.PIPE)
         line = p.stdout.readline()
         self.assertEqual(line, "MWREADY btf-empty\n", p.stderr.read() if not line else line)
+        # no file of its loops: nothing to leave behind if it is killed
+        self.assertEqual(set(glob.glob("/tmp/mw-floor-*")), files)
         return p
 
     def test_refuses_a_kind_it_cannot_hold(self):
