@@ -50,6 +50,7 @@ enum { N_KINDS = 7, N_LOOPS = 2, MAX_REPS = 101, MAX_PROGS = 4 };
 struct kind {
 	const char *name;
 	const char *progs[MAX_PROGS]; /* program names, NULL-terminated when fewer */
+	bool drained; /* fills the ring: only the loops, which drain it, can run it */
 };
 
 static const struct kind kinds[N_KINDS] = {
@@ -60,7 +61,7 @@ static const struct kind kinds[N_KINDS] = {
 	{ "tp-filter", { "floor_tp_enter_openat", "floor_tp_exit_openat", "floor_tp_enter_close",
 			 "floor_tp_exit_close" } },
 	{ "hybrid", { "floor_tp_enter_openat", "floor_btf_exit" } },
-	{ "btf-ring", { "floor_btf_empty_enter", "floor_btf_ring_exit" } },
+	{ "btf-ring", { "floor_btf_empty_enter", "floor_btf_ring_exit" }, true },
 };
 
 static const char *const loop_names[N_LOOPS] = { "openat+close", "getppid" };
@@ -197,16 +198,17 @@ static int hold_kind(struct mw_tracefloor *skel, const struct kind *k, struct bp
 	return 0;
 }
 
-/* A kind --hold can keep: not none, and not btf-ring, whose ring nobody would drain. */
+/* A kind --hold can keep: one with programs (not none) and no ring to drain. */
 static const struct kind *kind_by_name(const char *name)
 {
 	for (int k = 1; k < N_KINDS; k++)
-		if (!strcmp(kinds[k].name, name) && strcmp(name, "btf-ring"))
+		if (!strcmp(kinds[k].name, name) && !kinds[k].drained)
 			return &kinds[k];
-	fprintf(stderr,
-		"tracefloor: --hold wants one of btf-empty, btf-filter, raw-filter, "
-		"tp-filter or hybrid, not '%s'\n",
-		name);
+	fprintf(stderr, "tracefloor: --hold wants one of");
+	for (int k = 1; k < N_KINDS; k++)
+		if (!kinds[k].drained)
+			fprintf(stderr, " %s", kinds[k].name);
+	fprintf(stderr, ", not '%s'\n", name);
 	exit(2);
 }
 
@@ -311,13 +313,15 @@ int main(int argc, char **argv)
 	if (bpf_stats_on())
 		fprintf(stderr, "tracefloor: warning: kernel.bpf_stats_enabled=1 adds clock reads to "
 				"every program run\n");
-	fd = hold ? -1 : mkstemp(file_path); /* the openat loop's file; --hold runs no loop */
-	if (!hold && fd < 0) {
-		fprintf(stderr, "tracefloor: cannot create %s: %s\n", file_path, strerror(errno));
-		return 1;
-	}
-	if (fd >= 0)
+	if (!hold) { /* the openat loop's file; --hold runs no loop */
+		fd = mkstemp(file_path);
+		if (fd < 0) {
+			fprintf(stderr, "tracefloor: cannot create %s: %s\n", file_path,
+				strerror(errno));
+			return 1;
+		}
 		close(fd);
+	}
 	log_set_level(LOG_WARN);
 	log_route_libbpf();
 	if (tracefs_ensure(&mounted))

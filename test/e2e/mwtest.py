@@ -231,23 +231,31 @@ def _our_pins(prefix):
     return pins
 
 
+def fdinfos(pid):
+    """The /proc/PID/fdinfo of each fd pid holds, as a dict of its fields (values stripped):
+    a BPF program's has prog_id, a link's link_type and prog_id, a map's map_type and map_id.
+    An fd closed meanwhile, or a process gone, gives nothing."""
+    try:
+        fds = os.listdir("/proc/%s/fdinfo" % pid)
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                lines = f.readlines()
+        except OSError:
+            continue
+        yield {k: v.strip() for k, v in (line.split(":", 1) for line in lines if ":" in line)}
+
+
 def _prog_holders():
     """prog id -> pids of the processes holding it through a program or link fd, from
     /proc/PID/fdinfo (what bpftool's pid iterator reports, where bpftool has one)."""
     holders = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fds = os.listdir("/proc/%s/fdinfo" % pid)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
-                    for line in f:
-                        if line.startswith("prog_id:"):
-                            holders.setdefault(int(line.split()[1]), []).append(int(pid))
-            except (OSError, ValueError):
-                continue
+        for info in fdinfos(pid):
+            if info.get("prog_id", "").isdigit():
+                holders.setdefault(int(info["prog_id"]), []).append(int(pid))
     return holders
 
 

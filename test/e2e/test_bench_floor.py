@@ -27,19 +27,9 @@ def tracefs_mounted():
 
 
 def attached_prog_ids(pid):
-    """The programs pid keeps attached: the prog_id of each of its BPF link fds (its fdinfo
-    has link_type; the skeleton's other programs are loaded, held by program fds, not
-    attached)."""
-    ids = set()
-    for fd in os.listdir("/proc/%d/fdinfo" % pid):
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                info = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
-        except OSError:
-            continue
-        if "link_type" in info and "prog_id" in info:
-            ids.add(int(info["prog_id"]))
-    return ids
+    """The programs pid keeps attached: the prog_id of each of its BPF link fds (the skeleton's
+    other programs are loaded, held by program fds, not attached)."""
+    return {int(i["prog_id"]) for i in mwtest.fdinfos(pid) if "link_type" in i and "prog_id" in i}
 
 
 def run_counts(ids):

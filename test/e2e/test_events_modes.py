@@ -415,16 +415,10 @@ def prog_arrays(pid):
     """The dispatch arrays of the running collector pid, from the map fds it holds:
     array name -> {syscall number: program id}."""
     arrays = {}
-    fdinfo = "/proc/%d/fdinfo" % pid
-    for fd in os.listdir(fdinfo):
-        try:
-            with open(os.path.join(fdinfo, fd)) as f:
-                info = dict(line.split(":", 1) for line in f if ":" in line)
-        except OSError:
+    for info in mwtest.fdinfos(pid):
+        if info.get("map_type") != "3":  # BPF_MAP_TYPE_PROG_ARRAY
             continue
-        if info.get("map_type", "").strip() != "3":  # BPF_MAP_TYPE_PROG_ARRAY
-            continue
-        map_id = info["map_id"].strip()
+        map_id = info["map_id"]
         name = json.loads(mwtest.run(["bpftool", "map", "show", "id", map_id, "--json"]).stdout)
         dump = json.loads(mwtest.run(["bpftool", "map", "dump", "id", map_id, "--json"]).stdout)
         arrays[name["name"]] = {e["formatted"]["key"]: e["formatted"]["value"] for e in dump}
