@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control.h"
 #include "log.h"
+#include "pathat.h"
 
 #define CONTROL_TURN_BYTES (256u << 10) /* read at most this much per loop turn */
 
@@ -33,39 +35,53 @@ static uint64_t boottime_ns(void)
 /* Creates the FIFO at path (unless one is there) and opens it; one this call created is given
  * to uid:gid through the descriptor, never by path: between the mkfifo and a chown by path, a
  * user who can write to the directory could put a symlink there, and root would give that
- * user the link's target. */
+ * user the link's target. The directory is resolved once (pathat.h), and what is opened must
+ * be, when this call created it, the FIFO it created: made by our filesystem uid, with one link
+ * (not another's FIFO put in its place, nor a hard link to one elsewhere). */
 static int open_fifo(const char *path, uid_t uid, gid_t gid)
 {
-	bool created = mkfifo(path, 0620) == 0;
+	uid_t creator = (uid_t)setfsuid((uid_t)-1); /* -1 changes nothing: the current fsuid */
+	bool created;
 	struct stat st;
-	int fd;
+	char *name;
+	int dirfd, fd = -1, err = pathat_split(path, &dirfd, &name);
 
+	if (err) {
+		p_err("failed to create control FIFO %s: %s", path, strerror(-err));
+		return err;
+	}
+	created = mkfifoat(dirfd, name, 0620) == 0;
 	if (!created && errno != EEXIST) {
-		p_err("failed to create control FIFO %s: %s", path, strerror(errno));
-		return -errno;
+		err = -errno;
+		p_err("failed to create control FIFO %s: %s", path, strerror(-err));
+		goto out;
 	}
 	/* O_RDWR on a FIFO (Linux): we count as a writer ourselves, so there is no EOF when a
 	 * client closes, and a later client can reopen it. */
-	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, name, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		p_err("failed to open control FIFO %s: %s", path, strerror(errno));
-		return -errno;
+		err = -errno;
+		p_err("failed to open control FIFO %s: %s", path, strerror(-err));
+		goto out;
 	}
 	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
 		p_err("--control %s is not a FIFO", path);
-		close(fd);
-		return -EINVAL;
-	}
-	if (created && fchown(fd, uid, gid)) {
-		int err = errno;
-
+		err = -EINVAL;
+	} else if (created && (st.st_uid != creator || st.st_nlink != 1)) {
+		p_err("control FIFO %s was replaced while it was being created", path);
+		err = -EEXIST;
+	} else if (created && fchown(fd, uid, gid)) {
+		err = -errno;
 		p_err("failed to give control FIFO %s to uid %u: %s", path, (unsigned)uid,
-		      strerror(err));
-		close(fd);
-		unlink(path);
-		return -err;
+		      strerror(-err));
+		unlinkat(dirfd, name, 0);
 	}
-	return fd;
+	if (err)
+		close(fd);
+out:
+	close(dirfd);
+	free(name);
+	return err ? err : fd;
 }
 
 static int adopt_fd(int fd)

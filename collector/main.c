@@ -9,8 +9,8 @@
  * --on-collector-exit kill, the tree is killed even if we are), launch or attach, privilege drop
  * (sandbox.c); then the recording loop, which needs nothing the sandbox took away. The output
  * comes before BPF so that waiting for a FIFO's reader holds no program attached to every
- * syscall on the host, and signal handling before the output so that INT, TERM or HUP can end
- * that wait. A failure to set up removes the trace file we created (output_discard).
+ * syscall on the host, and signal handling before the output so that INT, TERM, HUP or QUIT can
+ * end that wait. A failure to set up removes the trace file we created (output_discard).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -287,12 +287,12 @@ static int open_control(struct collector *c)
 	return err;
 }
 
-/* A stop (INT, TERM, HUP) that came while the programs loaded: the server is not started (or
- * attached) at all. Left pending, the signal was taken for one the server already had (a
+/* A stop (INT, TERM, HUP, QUIT) that came while the programs loaded: the server is not started
+ * (or attached) at all. Left pending, the signal was taken for one the server already had (a
  * terminal's), and the user had to stop it again. Looked at, not consumed. */
 static int stop_requested(const struct collector *c)
 {
-	static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	sigset_t pending;
 
 	if (sigpending(&pending))

@@ -15,6 +15,7 @@
 #include "invoker.h"
 #include "log.h"
 #include "output.h"
+#include "pathat.h"
 
 #define FIFO_RETRY_MS 100 /* how often a FIFO without a reader is tried again */
 
@@ -28,38 +29,22 @@ void output_init(struct output *o)
  * o->dirfd and keeps the last component in o->name. */
 static int open_parent(struct output *o, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int err = 0;
+	int err = pathat_split(path, &o->dirfd, &o->name);
 
-	if (slash == path)
-		dir = strdup("/");
-	else
-		dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-	o->name = strdup(slash ? slash + 1 : path);
-	if (!dir || !o->name)
-		err = -ENOMEM;
-	else if (!*o->name)
-		err = -EISDIR; /* "dir/": a directory, not a file name */
-	if (!err) {
-		o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (o->dirfd < 0)
-			err = -errno;
-	}
-	free(dir);
 	if (err)
 		p_err("failed to create trace %s: %s", path, strerror(-err));
 	return err;
 }
 
 /* What is at the name already: 0 and *fifo when nothing or a FIFO (which we write to), or
- * -errno (logged) for anything else, which is never overwritten. */
+ * -errno (logged) for anything else, which is never overwritten. A symbolic link is not
+ * followed, even to a FIFO: whoever may write to the directory could point it anywhere. */
 static int check_existing(const struct output *o, const char *path, bool *fifo)
 {
 	struct stat st;
 
 	*fifo = false;
-	if (fstatat(o->dirfd, o->name, &st, 0)) {
+	if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return 0;
 		p_err("failed to create trace %s: %s", path, strerror(errno));
@@ -73,12 +58,16 @@ static int check_existing(const struct output *o, const char *path, bool *fifo)
 		p_err("failed to create trace %s: %s", path, strerror(EISDIR));
 		return -EISDIR;
 	}
+	if (S_ISLNK(st.st_mode)) {
+		p_err("failed to create trace %s: it is a symbolic link (never followed)", path);
+		return -ELOOP;
+	}
 	p_err("failed to create trace %s: %s (refusing to overwrite an existing file)", path,
 	      strerror(EEXIST));
 	return -EEXIST;
 }
 
-/* Returns the first INT, TERM or HUP pending on sigfd, or 0. (No child exists yet, so a CHLD
+/* Returns the first INT, TERM, HUP or QUIT pending on sigfd, or 0. (No child exists yet, so a CHLD
  * can only be stray; it is dropped.) */
 static uint32_t stop_signal(int sigfd)
 {
@@ -91,20 +80,28 @@ static uint32_t stop_signal(int sigfd)
 	return 0;
 }
 
-/* A writer's open of a FIFO blocks until a reader comes, and would sleep through INT, TERM and
- * HUP (blocked for the signalfd). So the open is non-blocking (ENXIO while no reader is there)
- * and retried while sigfd stays quiet; the descriptor is made blocking once open. */
+/* A writer's open of a FIFO blocks until a reader comes, and would sleep through INT, TERM,
+ * HUP and QUIT (blocked for the signalfd). So the open is non-blocking (ENXIO while no reader is
+ * there) and retried while sigfd stays quiet; the descriptor is made blocking once open. While
+ * it waits, whoever may write to the directory may put something else at the name: a symbolic
+ * link is never followed (ELOOP), and what was opened must still be a FIFO. */
 static int open_fifo(struct output *o, const char *path, int sigfd)
 {
 	struct pollfd p = { .fd = sigfd, .events = POLLIN };
+	struct stat st;
 	uint32_t sig;
 	int fl;
 
 	p_info("waiting for a reader on FIFO %s", path);
 	for (;;) {
-		o->fd = openat(o->dirfd, o->name, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		o->fd = openat(o->dirfd, o->name, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		if (o->fd >= 0)
 			break;
+		if (errno == ELOOP) {
+			p_err("failed to open FIFO %s: it became a symbolic link (never followed)",
+			      path);
+			return -ELOOP;
+		}
 		if (errno != ENXIO) {
 			p_err("failed to open FIFO %s: %s", path, strerror(errno));
 			return -errno;
@@ -118,6 +115,12 @@ static int open_fifo(struct output *o, const char *path, int sigfd)
 			p_err("failed to open FIFO %s: signal %u came before a reader", path, sig);
 			return -EINTR;
 		}
+	}
+	if (fstat(o->fd, &st) || !S_ISFIFO(st.st_mode)) {
+		p_err("failed to open FIFO %s: it is no longer a FIFO", path);
+		close(o->fd);
+		o->fd = -1;
+		return -EINVAL;
 	}
 	fl = fcntl(o->fd, F_GETFL);
 	if (fl < 0 || fcntl(o->fd, F_SETFL, fl & ~O_NONBLOCK)) {

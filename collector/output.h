@@ -28,8 +28,8 @@ struct output {
 void output_init(struct output *o);
 
 /* Opens path for writing the trace: creates a new regular file (root:gid, 0640; see above) or
- * opens an existing FIFO. A FIFO's open waits for a reader; INT, TERM or HUP pending on the
- * (blocking) sigfd ends that wait with -EINTR. 0 or -errno with one line logged. */
+ * opens an existing FIFO. A FIFO's open waits for a reader; INT, TERM, HUP or QUIT pending on
+ * the (blocking) sigfd ends that wait with -EINTR. 0 or -errno with one line logged. */
 int output_open(struct output *o, const char *path, const struct invoker *inv, gid_t gid,
 		int sigfd);
 

@@ -274,10 +274,18 @@ int session_init(struct session *s, const struct options *opts)
 	s->server.pidfd = s->server.gate = s->server.status = -1;
 	launch_note_ignored(&s->server); /* before we change any disposition */
 	signal(SIGPIPE, SIG_IGN); /* a vanished reader is an EPIPE from write(), handled there */
+	/* A server sharing our terminal must not stop us: a background group's read or write of
+	 * the terminal (tcsetpgrp and TOSTOP) would, and its writes go on instead (or fail). */
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	/* The stops: forwarded to a launched server and counted (forward_signal). QUIT among them:
+	 * a terminal raises it for anyone who can type into it (a server with TIOCSTI), and its
+	 * default would end us without a seal. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;

@@ -49,7 +49,7 @@ struct session {
 	uint8_t wire[MW_EVENT_MAX + 512];
 };
 
-/* Sets up signal handling (INT, TERM, HUP, CHLD through a signalfd) and the epoll set. Must
+/* Sets up signal handling (INT, TERM, HUP, QUIT, CHLD through a signalfd) and the epoll set. Must
  * run before the server is forked so no signal is lost. 0 or -errno. */
 int session_init(struct session *s, const struct options *opts);
 

@@ -233,8 +233,10 @@ class Faults(mwtest.E2ETestCase):
 
     def test_collector_group_killed_kills_the_tree(self):
         # a signal to the collector's whole process group (a job's timeout, a terminal's quit
-        # key) ends the collector and the server; the guardian, in a group of its own, ignores
-        # all but SIGKILL and kills what the server left in sessions of its own
+        # key) ends the server, and so the recording. SIGKILL ends the collector too: the
+        # guardian, in a group of its own, ignores all but SIGKILL and kills what the server
+        # left in sessions of its own. QUIT is a stop like INT (forwarded, counted): the
+        # collector seals the trace and kills what outlived the server after --linger.
         for sig in (signal.SIGKILL, signal.SIGQUIT):
             with self.subTest(signal=sig.name):
                 self.trace = self.work.join("group-%s.mcpt" % sig.name)
@@ -247,10 +249,15 @@ class Faults(mwtest.E2ETestCase):
                     self.assertEqual(f.read().rstrip(b"\0"), b"mw-guardian")
                 self.assertEqual(os.getpgid(guardians[0]), guardians[0])
                 os.killpg(p.pid, sig)
-                p.wait(timeout=10)
+                p.wait(timeout=30)
                 left = wait_token_gone(token)
                 self.assertEqual(len(left), 0, "process(es) of the tree outlived the collector")
-                self.assertIn("the recorded processes were killed", p.stderr.read())
+                if sig == signal.SIGKILL:
+                    self.assertIn("the recorded processes were killed", p.stderr.read())
+                else:
+                    self.assertRegex(p.stderr.read(), r"killed \d+ recorded process\(es\) "
+                                     r"still running")
+                    self.assertEqual(mwtest.verify(self.trace, self.keys).returncode, 0)
                 self.assertEqual(wait_collectors_gone(), [])  # and the guardian ends
 
     def test_collector_killed_kills_an_attached_tree_when_asked(self):

@@ -5,7 +5,8 @@
  * newline, an unterminated tail flushed flagged, memory bounded whatever the input. And the
  * FIFO it creates for --control: given to the user through its descriptor, so a symlink put in
  * its place right after the mkfifo (the race a user who can write to the directory may run) is
- * refused, its target untouched (mkfifo is wrapped, -Wl,--wrap, to lose that race on purpose).
+ * refused, its target untouched, and so is another's FIFO put there (mkfifoat is wrapped,
+ * -Wl,--wrap, to lose that race on purpose).
  */
 #include <check.h>
 #include <errno.h>
@@ -148,19 +149,27 @@ START_TEST(flood_of_lines)
 }
 END_TEST
 
-/* The symlink target the next mkfifo's path is replaced with, right after it is made. */
+/* What the next mkfifoat's name is replaced with, right after it is made: a symlink to
+ * swap_to, or (swap_to NULL, swap_fifo_uid set) a FIFO of that uid's. */
 static const char *swap_to;
+static uid_t swap_fifo_uid;
 
-int __real_mkfifo(const char *path, mode_t mode);
-int __wrap_mkfifo(const char *path, mode_t mode);
-int __wrap_mkfifo(const char *path, mode_t mode)
+int __real_mkfifoat(int dirfd, const char *path, mode_t mode);
+int __wrap_mkfifoat(int dirfd, const char *path, mode_t mode);
+int __wrap_mkfifoat(int dirfd, const char *path, mode_t mode)
 {
-	int rc = __real_mkfifo(path, mode);
+	int rc = __real_mkfifoat(dirfd, path, mode);
 
-	if (rc == 0 && swap_to) {
-		ck_assert_int_eq(unlink(path), 0);
-		ck_assert_int_eq(symlink(swap_to, path), 0);
+	if (rc == 0 && (swap_to || swap_fifo_uid)) {
+		ck_assert_int_eq(unlinkat(dirfd, path, 0), 0);
+		if (swap_to) {
+			ck_assert_int_eq(symlinkat(swap_to, dirfd, path), 0);
+		} else {
+			ck_assert_int_eq(__real_mkfifoat(dirfd, path, 0666), 0);
+			ck_assert_int_eq(fchownat(dirfd, path, swap_fifo_uid, swap_fifo_uid, 0), 0);
+		}
 		swap_to = NULL;
+		swap_fifo_uid = 0;
 	}
 	return rc;
 }
@@ -187,6 +196,15 @@ START_TEST(fifo_given_by_descriptor)
 	ck_assert_int_eq(stat(victim, &st), 0);
 	ck_assert_int_eq(st.st_uid, getuid()); /* not given away through the link */
 	ck_assert_int_eq(unlink(ctl), 0);
+	if (geteuid() == 0) { /* another's FIFO in its place: not taken for ours, nor given */
+		swap_fifo_uid = 65533;
+		c = control__open(ctl, -1, to, to);
+		ck_assert_ptr_null(c);
+		ck_assert_int_eq(errno, EEXIST);
+		ck_assert_int_eq(lstat(ctl, &st), 0);
+		ck_assert_int_eq(st.st_uid, 65533);
+		ck_assert_int_eq(unlink(ctl), 0);
+	}
 	c = control__open(ctl, -1, to, to); /* no race: made, opened, given */
 	ck_assert_ptr_nonnull(c);
 	ck_assert_int_eq(lstat(ctl, &st), 0);

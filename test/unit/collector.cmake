@@ -1,7 +1,7 @@
 # Unit suites of the collector's kernel-free modules (mw_collector_core).
 mw_unit_test(control LIBS mw_collector_core)
-# the FIFO test makes mkfifo lose a race on purpose
-target_link_options(check_control PRIVATE -Wl,--wrap=mkfifo)
+# the FIFO test makes mkfifoat lose a race on purpose
+target_link_options(check_control PRIVATE -Wl,--wrap=mkfifoat)
 mw_unit_test(encode LIBS mw_collector_core)
 mw_unit_test(hookshape LIBS mw_collector_core)
 mw_unit_test(loadlog LIBS mw_collector_core)
