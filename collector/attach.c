@@ -187,9 +187,10 @@ static int status_field(const char *line, const char *key, unsigned long *v)
 	return 0;
 }
 
-int attach_status_value(pid_t pid, const char *key, unsigned long *v)
+/* The line of /proc/PID/status that starts with key, into line. 0, -ENODATA, or -errno. */
+static int status_line(pid_t pid, const char *key, char *line, int size)
 {
-	char path[64], line[256];
+	char path[64];
 	bool found = false;
 	FILE *f;
 
@@ -197,10 +198,35 @@ int attach_status_value(pid_t pid, const char *key, unsigned long *v)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (!found && fgets(line, sizeof(line), f))
-		found = status_field(line, key, v) == 0;
+	while (!found && fgets(line, size, f))
+		found = !strncmp(line, key, strlen(key));
 	fclose(f);
 	return found ? 0 : -ENODATA;
+}
+
+int attach_status_value(pid_t pid, const char *key, unsigned long *v)
+{
+	char line[256];
+	int err = status_line(pid, key, line, sizeof(line));
+
+	return err ? err : status_field(line, key, v);
+}
+
+int attach_status_ids(pid_t pid, const char *key, unsigned long ids[4])
+{
+	char line[256], *p, *end;
+	int err = status_line(pid, key, line, sizeof(line));
+
+	if (err)
+		return err;
+	p = line + strlen(key);
+	for (int i = 0; i < 4; i++, p = end) {
+		errno = 0;
+		ids[i] = strtoul(p, &end, 10);
+		if (end == p || errno)
+			return -ENODATA;
+	}
+	return 0;
 }
 
 /* /proc/TID of a thread exists too (unlisted), and reads as its process would: only the Tgid

@@ -32,6 +32,9 @@ int attach_check_target(pid_t pid);
 /* The number after key ("Uid:" -> the real uid) in /proc/PID/status: 0, -ENODATA without the
  * line, or -errno (-ENOENT: no such process). */
 int attach_status_value(pid_t pid, const char *key, unsigned long *v);
+/* The four numbers after key ("Uid:", "Gid:": real, effective, saved, filesystem). 0,
+ * -ENODATA without the line or with fewer numbers, or -errno. */
+int attach_status_ids(pid_t pid, const char *key, unsigned long ids[4]);
 
 /* ppid (and, when pgrp is not NULL, the process group) of pid, from /proc/PID/stat. -ESRCH
  * for a process that has exited (a zombie), or -errno (-ENOENT: no such process). */
@@ -67,9 +70,10 @@ int attach_seed_group(struct loader *l, pid_t pgid, pid_t target, int pidfd,
 		      struct attach_proc **out, size_t *n);
 
 /* Run through sudo by a user other than root, attaching is allowed only to that user's
- * processes: a sudoers rule for the collector must not let a user record anyone else's
- * processes and MCP channel. 0, or -EPERM with one line logged. */
-int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner);
+ * processes, those whose every uid (real, effective, saved, filesystem) is theirs: a sudoers
+ * rule for the collector must not let a user record anyone else's processes and MCP channel,
+ * nor a set-user-ID program they started. 0, or -EPERM (-errno) with one line logged. */
+int attach_check_invoker(const struct invoker *inv, pid_t target);
 
 /* The same for every process of group pgid (--pgid through sudo): each must be the invoker's.
  * 0, or -EPERM with one line logged. */

@@ -166,16 +166,35 @@ struct owner_check {
 	uid_t uid;
 };
 
+/* Whether every uid of pid (real, effective, saved, filesystem) is uid: a set-user-ID program
+ * the user started (real uid theirs, effective root's) is not their own process, whatever its
+ * real uid says; the kernel's ptrace check asks the same. 1 owned, 0 not (*first: the first uid
+ * that differs), -errno when its status cannot be read. */
+static int owned_by(pid_t pid, uid_t uid, unsigned long *first)
+{
+	unsigned long ids[4];
+	int err = attach_status_ids(pid, "Uid:", ids);
+
+	if (err)
+		return err;
+	for (int i = 0; i < 4; i++) {
+		if (ids[i] != (unsigned long)uid) {
+			*first = ids[i];
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static int member_owned(void *ctx, uint32_t pid, uint32_t ppid)
 {
 	const struct owner_check *o = ctx;
 	unsigned long uid;
+	int owned = owned_by((pid_t)pid, o->uid, &uid);
 
 	(void)ppid;
-	if (attach_status_value((pid_t)pid, "Uid:", &uid))
-		return 0; /* gone since the scan */
-	if (uid == (unsigned long)o->uid)
-		return 0;
+	if (owned != 0)
+		return 0; /* owned, or gone since the scan */
 	p_err("--pgid %d: process %u of the group belongs to uid %lu: through sudo, uid %u may "
 	      "attach only to its own processes",
 	      (int)o->pgid, pid, uid, (unsigned)o->uid);
@@ -191,12 +210,22 @@ int attach_check_group_invoker(const struct invoker *inv, pid_t pgid)
 	return each_member(pgid, member_owned, &o);
 }
 
-int attach_check_invoker(const struct invoker *inv, pid_t target, uid_t owner)
+int attach_check_invoker(const struct invoker *inv, pid_t target)
 {
-	if (!inv->via_sudo || inv->uid == owner)
+	unsigned long uid;
+	int owned;
+
+	if (!inv->via_sudo)
 		return 0;
-	p_err("process %d belongs to uid %u: through sudo, uid %u may attach only to its own "
+	owned = owned_by(target, inv->uid, &uid);
+	if (owned < 0) {
+		p_err("--pid %d: cannot read its status: %s", (int)target, strerror(-owned));
+		return owned;
+	}
+	if (owned)
+		return 0;
+	p_err("process %d belongs to uid %lu: through sudo, uid %u may attach only to its own "
 	      "processes",
-	      (int)target, (unsigned)owner, (unsigned)inv->uid);
+	      (int)target, uid, (unsigned)inv->uid);
 	return -EPERM;
 }

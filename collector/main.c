@@ -252,7 +252,7 @@ static int check_identity(struct collector *c)
 			      strerror(-err));
 			return err;
 		}
-		err = attach_check_invoker(&c->inv, c->opts.attach_pid, c->cred.uid);
+		err = attach_check_invoker(&c->inv, c->opts.attach_pid);
 		if (!err && c->opts.attach_pgid)
 			err = attach_check_group_invoker(&c->inv, c->opts.attach_pgid);
 		return err ? err : privs_check();

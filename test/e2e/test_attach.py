@@ -2,8 +2,9 @@
 exited but is not reaped yet (a zombie) is never seeded (nothing would ever clear it from the
 tracked set, and whatever reuses its pid would be recorded); the process seeded is the one that
 was checked, not one that reused its pid while the collector waited for its FIFO's reader; a
-pid with no process is called that; and a collector lingering after the attached process exited
-waits idle instead of spinning on the process's pidfd."""
+pid with no process is called that; a collector lingering after the attached process exited
+waits idle instead of spinning on the process's pidfd; and through sudo, a process is the
+user's only when every uid of it is theirs."""
 import os
 import signal
 import subprocess
@@ -24,6 +25,18 @@ print(c, flush=True)
 sys.stdin.readline()
 os.waitpid(c, 0)
 """
+
+
+def uids_when(pid, real, timeout=10):
+    """The four uids of pid (real, effective, saved, fs) once its real uid is real (a process
+    that setpriv changes takes a moment), or as they are at the timeout."""
+    deadline = time.time() + timeout
+    while True:
+        with open("/proc/%d/status" % pid) as f:
+            uids = [int(u) for line in f if line.startswith("Uid:") for u in line.split()[1:]]
+        if uids[0] == real or time.time() > deadline:
+            return uids
+        time.sleep(0.02)
 
 
 def state(pid):
@@ -53,6 +66,18 @@ class Attach(mwtest.E2ETestCase):
             if "attached to" in line:
                 return coll, line
         self.fail("the collector ended before attaching: rc %s" % coll.wait(timeout=60))
+
+    def assert_refused_through_sudo(self, extra, message):
+        """The collector, run as through sudo by nobody with extra, refuses with message
+        (one line, exit 2) and creates no trace."""
+        nobody = mwtest.nobody_ids()
+        env = dict(os.environ, SUDO_UID=str(nobody[0]), SUDO_GID=str(nobody[1]),
+                   SUDO_USER="nobody")
+        r = subprocess.run([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace] + extra,
+                           capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(), ["mcpwitness-collect: " + message])
+        self.assertFalse(os.path.exists(self.trace))
 
     def test_a_zombie_below_the_target_is_not_seeded(self):
         parent = self.popen([sys.executable, "-c", ZOMBIE_PARENT], stdin=subprocess.PIPE)
@@ -128,15 +153,22 @@ class Attach(mwtest.E2ETestCase):
         if mine > roots:
             self.skipTest("pids wrapped: the user's sleep is not the group's lowest")
         nobody = mwtest.nobody_ids()
-        env = dict(os.environ, SUDO_UID=str(nobody[0]), SUDO_GID=str(nobody[1]),
-                   SUDO_USER="nobody")
-        r = subprocess.run([mwtest.COLLECT, "-k", self.keys.secret, "-o", self.trace, "--pgid",
-                            str(sh.pid)], capture_output=True, text=True, timeout=60, env=env)
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertEqual(r.stderr.strip().splitlines(), [
-            "mcpwitness-collect: --pgid %d: process %d of the group belongs to uid 0: through "
-            "sudo, uid %d may attach only to its own processes" % (sh.pid, roots, nobody[0])])
-        self.assertFalse(os.path.exists(self.trace))
+        self.assertEqual(uids_when(mine, nobody[0]), [nobody[0]] * 4)
+        self.assert_refused_through_sudo(
+            ["--pgid", str(sh.pid)], "--pgid %d: process %d of the group belongs to uid 0: "
+            "through sudo, uid %d may attach only to its own processes"
+            % (sh.pid, roots, nobody[0]))
+
+    def test_through_sudo_a_set_user_id_program_is_not_the_users(self):
+        """--pid through sudo: a process whose real uid is the user's but whose effective and
+        saved uids are root's (what a set-user-ID program the user started runs as) is not
+        their own: refused, as the kernel's ptrace check would refuse it."""
+        nobody = mwtest.nobody_ids()
+        suid = self.popen(["setpriv", "--ruid=%d" % nobody[0], "sleep", "60"])
+        self.assertEqual(uids_when(suid.pid, nobody[0]), [nobody[0], 0, 0, 0])
+        self.assert_refused_through_sudo(
+            ["--pid", str(suid.pid)], "process %d belongs to uid 0: through sudo, uid %d may "
+            "attach only to its own processes" % (suid.pid, nobody[0]))
 
     def test_a_pid_without_a_process_is_called_so(self):
         gone = subprocess.Popen(["true"])
