@@ -1,11 +1,14 @@
 /*
  * log.c - leveled diagnostics on stderr for the collector (see log.h).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -23,19 +26,74 @@ enum log_level log_get_level(void)
 	return current_level;
 }
 
+#define LOG_LINE_MAX 4096 /* PIPE_BUF: a line is one write, whole to whoever reads the pipe */
+
+static bool stderr_shared;
+static unsigned long lines_dropped;
+
+void log_share_stderr(void)
+{
+	stderr_shared = true;
+}
+
+unsigned long log_dropped(void)
+{
+	return lines_dropped;
+}
+
+/* Writes buf in one write. Once the server shares stderr, never blocks: RWF_NOWAIT, and a full
+ * pipe drops the line (counted). A descriptor that cannot say so without blocking (a regular
+ * file, a terminal) is written to as before. */
+static void emit(const char *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	ssize_t n;
+
+	if (stderr_shared) {
+		n = pwritev2(STDERR_FILENO, &iov, 1, -1, RWF_NOWAIT);
+		if (n < 0 && errno == EAGAIN)
+			__atomic_add_fetch(&lines_dropped, 1, __ATOMIC_RELAXED);
+		if (n >= 0 || (errno != EOPNOTSUPP && errno != EINVAL))
+			return;
+	}
+	while (len) {
+		n = write(STDERR_FILENO, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* prefix, then fmt, as one line (a newline added unless fmt ends with one), cut to
+ * LOG_LINE_MAX. errno is kept: callers log strerror(errno) and then return -errno. */
+__attribute__((format(printf, 2, 0))) static void emit_line(const char *prefix, const char *fmt,
+							    va_list ap)
+{
+	char buf[LOG_LINE_MAX];
+	int saved = errno, n = snprintf(buf, sizeof(buf), "%s", prefix);
+	size_t len;
+
+	if (n >= 0 && (size_t)n < sizeof(buf))
+		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	len = strlen(buf);
+	if (len == sizeof(buf) - 1) /* cut: say so, and end the line */
+		memcpy(buf + len - 4, "...\n", 4);
+	else if (!len || buf[len - 1] != '\n')
+		buf[len++] = '\n';
+	emit(buf, len);
+	errno = saved;
+}
+
 __attribute__((format(printf, 2, 0))) static void log_vmsg(enum log_level level, const char *fmt,
 							      va_list ap)
 {
 	if (level > current_level)
 		return;
-	flockfile(stderr); /* one whole line: the loader's threads may log at the same time */
-	fputs("mcpwitness-collect: ", stderr);
-	if (level == LOG_WARN)
-		fputs("warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
-		fputc('\n', stderr);
-	funlockfile(stderr);
+	emit_line(level == LOG_WARN ? "mcpwitness-collect: warning: " : "mcpwitness-collect: ",
+		  fmt, ap);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -125,12 +183,16 @@ __attribute__((format(printf, 2, 0))) static int libbpf_print(enum libbpf_print_
 		note_refusal(fmt, ap);
 	if (mine > current_level)
 		return 0;
-	flockfile(stderr);
-	if (strncmp(fmt, "libbpf: ", strlen("libbpf: "))) /* libbpf's own messages carry it */
-		fputs("libbpf: ", stderr);
-	n = vfprintf(stderr, fmt, ap);
-	funlockfile(stderr);
-	return n;
+	if (!stderr_shared) { /* a verifier's log can be megabytes: whole, while nobody shares */
+		flockfile(stderr);
+		if (strncmp(fmt, "libbpf: ", strlen("libbpf: "))) /* its own messages carry it */
+			fputs("libbpf: ", stderr);
+		n = vfprintf(stderr, fmt, ap);
+		funlockfile(stderr);
+		return n;
+	}
+	emit_line(strncmp(fmt, "libbpf: ", strlen("libbpf: ")) ? "libbpf: " : "", fmt, ap);
+	return 0;
 }
 
 void log_route_libbpf(void)

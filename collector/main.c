@@ -354,6 +354,8 @@ static int setup(struct collector *c)
 	}
 	err = stop_requested(c);
 	if (!err)
+		log_share_stderr(); /* the server's too from here (an attached one's may be) */
+	if (!err)
 		err = c->opts.attach_pid ? attach_server(c) : launch_server(c);
 	if (!err)
 		err = sandbox_enter(c->cred.uid);

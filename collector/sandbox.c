@@ -36,7 +36,7 @@
  * reads, trace writes and seals, signal forwarding, reaping) and of the teardown (closing
  * descriptors, unmapping, freeing the key's guarded pages). */
 static const char *const allowed[] = {
-	"read", "write", "writev", "close", "epoll_wait", "epoll_pwait", "epoll_ctl", "poll",
+	"read", "write", "writev", "pwritev2", "close", "epoll_wait", "epoll_pwait", "epoll_ctl", "poll",
 	"ppoll", "fdatasync", "fsync", "clock_gettime", "clock_getres", "gettimeofday",
 	"adjtimex", "clock_adjtime", "wait4", "waitid", "kill", "pidfd_send_signal", "brk",
 	"mmap", "munmap", "mremap", "madvise", "mprotect", "munlock", "rt_sigprocmask",

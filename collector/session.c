@@ -506,6 +506,10 @@ int session_run(struct session *s)
 	}
 	p_info("%llu events recorded; %llu ring records came through the spill ring",
 	       (unsigned long long)s->records, (unsigned long long)loader__spilled(s->bpf));
+	if (log_dropped())
+		p_warn("%lu diagnostic line(s) were not written: standard error, shared with the "
+		       "server, was full",
+		       log_dropped());
 	if (s->write_err)
 		return 2;
 	return exit_code(s);

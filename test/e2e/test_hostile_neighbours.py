@@ -9,11 +9,14 @@ is told to use, and a server sharing the collector's terminal, can try against i
   user's, with one link;
 - QUIT is a stop signal like INT, TERM and HUP (forwarded, counted), not the collector's death:
   a server that types ^\\ into the terminal they share (TIOCSTI) can no longer end the
-  recording without a seal.
+  recording without a seal;
+- a server that fills the stderr pipe it shares with the collector, which nobody reads, and
+  then makes the collector warn, no longer stalls the recording: the line is dropped.
 """
 import os
 import signal
 import stat
+import subprocess
 import sys
 import time
 
@@ -144,6 +147,45 @@ class HostileNeighbours(mwtest.E2ETestCase):
         opened = [e for e in mwtest.dump_json(trace, self.keys)
                   if e.get("type") == "event" and e.get("path") == marker]
         self.assertTrue(opened, "the open after the QUIT is not in the trace")
+
+    def test_a_full_shared_stderr_does_not_stall_the_recording(self):
+        trace = self.work.join("t.mcpt")
+        marker = self.work.write("after-warning", "")
+        server = ("import fcntl, os, time\n"
+                  "fl = fcntl.fcntl(2, fcntl.F_GETFL)\n"
+                  "fcntl.fcntl(2, fcntl.F_SETFL, fl | os.O_NONBLOCK)\n"
+                  "try:\n"
+                  "    while True:\n"
+                  "        os.write(2, b'x' * 4096)\n"
+                  "except BlockingIOError:\n"
+                  "    pass\n"
+                  "fcntl.fcntl(2, fcntl.F_SETFL, fl)\n"  # blocking again, for whoever writes
+                  "src = os.open('/etc/hostname', os.O_RDONLY)\n"
+                  "os.sendfile(1, src, 0, 4)\n"  # bytes the channel capture cannot see
+                  "time.sleep(1.5)\n"  # the collector flushes its losses, and warns
+                  "open(%r).close()\n"
+                  "print('done', flush=True)\n" % marker)
+        rfd, wfd = os.pipe()  # the collector's stderr: read by nobody until the end
+        self.addCleanup(os.close, rfd)
+        p = self.popen(mwtest.collect_cmd(trace, self.keys, ["python3", "-c", server]),
+                       stderr=wfd)
+        os.close(wfd)
+        lines = []  # the bytes sendfile moved, then done (not EOF: the collector holds stdout)
+        while not lines or lines[-1] not in ("done\n", ""):
+            lines.append(p.stdout.readline())
+        self.assertEqual(lines[-1], "done\n")
+        try:
+            rc = p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.fail("the collector is stuck writing to the full stderr (wchan %s)" %
+                      open("/proc/%d/wchan" % p.pid).read())
+        self.assertEqual(rc, 0)
+        r = mwtest.verify(trace, self.keys)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        records = mwtest.dump_json(trace, self.keys)
+        self.assertTrue([e for e in records if e.get("type") == "loss"], records[-3:])
+        self.assertTrue([e for e in records
+                         if e.get("type") == "event" and e.get("path") == marker])
 
 
 if __name__ == "__main__":
