@@ -34,8 +34,11 @@ struct cmd {
 /* Runs the command named argv[0] from cmds; unknown names are a usage error. */
 int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *what);
 
-/* Reports a getopt error (opt is '?' or ':') for verb and returns MW_EXIT_USAGE; for
- * CMD_OPT_REPORTED (cmd_getopt), only returns it. */
+/* Reports a getopt error (opt is '?' or ':') of the last cmd_getopt call for verb and returns
+ * MW_EXIT_USAGE; for CMD_OPT_REPORTED (cmd_getopt), only returns it. The option is named as
+ * typed: a long one by its name looked up in that parser's options (unknown, ambiguous with its
+ * candidates, takes no value, needs a value), whatever glibc left in optopt; a short one by its
+ * letter, a byte that is not printable as \xHH. */
 int cmd_opt_error(const char *verb, char **argv, int opt);
 
 /* A verb's option parser: getopt_long's arguments, and the options given so far. */

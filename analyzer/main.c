@@ -75,11 +75,12 @@ int main(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
+	struct cmd_parser parser = {"", "+:hVvq", opts, NULL};
 	int opt, level = LOG_WARN, verbose = 0;
 	bool quiet = false;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:hVvq", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'h':
 			cmd_print_usage(stdout);

@@ -3,7 +3,8 @@
  * one-line error and the documented exit code, and nothing passed off as a report: a tampered,
  * truncated or wrongly keyed trace, bytes before the Header or after the FINAL seal, a
  * malformed Event in a trace that verifies, a trace without its FINAL seal read with
- * --no-verify, not a trace at all, a broken policy, usage errors and an option given twice.
+ * --no-verify, not a trace at all, a broken policy, usage errors, an option given twice and
+ * option errors named as typed.
  * The traces are analyze_fixture.c's.
  */
 #include <check.h>
@@ -504,6 +505,45 @@ START_TEST(usage_errors)
 }
 END_TEST
 
+/* Each option error names what the user typed: a long option by its name whatever getopt_long
+ * left in optopt (its val), a short one by its letter, a control byte escaped. */
+START_TEST(option_errors)
+{
+	static const char *const bad[][6] = {
+		{"calls", "x", "--help=1", NULL, NULL, "option --help takes no value"},
+		{"analyze", "x", "--no-verify=1", NULL, NULL, "option --no-verify takes no value"},
+		{"verify", "x", "--json=yes", NULL, NULL, "option --json takes no value"},
+		{"verify", "x", "--js=yes", NULL, NULL, "option --json takes no value"},
+		{"analyze", "x", "--allow", NULL, NULL,
+		 "ambiguous option --allow (--allow-incomplete, --allow-unsigned)"},
+		{"dump", "--format", "x", NULL, NULL, "unknown option --format"},
+		{"dump", "x", "--zz=1", NULL, NULL, "unknown option --zz"},
+		{"dump", "x", "--pub", NULL, NULL, "option --pubkey needs a value"},
+		{"analyze", "x", "-Zp", "p.yaml", NULL, "unknown option -Z"},
+		{"analyze", "x", "-k", "--allow", "-Zp", "unknown option -Z"},
+		{"verify", "x", "--json", "-Zj", NULL, "unknown option -Z"},
+		{"analyze", "x", "--no-verify", "-Z", NULL, "unknown option -Z"},
+		{"analyze", "x", "--pubkey=k", "-p", NULL, "option -p needs a value"},
+		{"analyze", "x", "-\x02", NULL, NULL, "unknown option -\\x02"},
+		{"analyze", "x", "--\x1b[1m", NULL, NULL, "unknown option --\\x1b[1m"},
+	};
+	struct cli_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const *a = bad[i];
+		char want[160];
+
+		r = cli_run(NULL, a[0], a[1], a[2], a[3], a[4], NULL);
+		snprintf(want, sizeof(want), "mcpwitness: %s: %s; see 'mcpwitness %s --help'\n",
+			 a[0], a[5], a[0]);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.err, want);
+		ck_assert_str_eq(r.out, "");
+		cli_result_free(&r);
+	}
+}
+END_TEST
+
 Suite *analyze_inputs_suite(void);
 
 Suite *analyze_inputs_suite(void)
@@ -522,6 +562,7 @@ Suite *analyze_inputs_suite(void)
 	tcase_add_test(bad, bad_policy);
 	tcase_add_test(bad, usage_errors);
 	tcase_add_test(bad, repeated_options);
+	tcase_add_test(bad, option_errors);
 	suite_add_tcase(s, bad);
 	return s;
 }

@@ -13,6 +13,7 @@
  *               descriptor" for analyze, calls, learn and diff;
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
+ *   options:    an error in main's global options names the option as typed;
  *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed";
  *   default policy: without -p, one that cannot be read is one line naming it (exit 2).
  *   hugepages:  where THP is "madvise", analyze, calls, diff and policy learn re-execute once
@@ -414,6 +415,19 @@ START_TEST(quiet_and_verbose)
 }
 END_TEST
 
+/* main's own options are named as typed, as a verb's are (cmd_opt_error). */
+START_TEST(global_option_errors)
+{
+	expect(mw(&plain, "--help=1", NULL), 2,
+	       "mcpwitness: option --help takes no value; see 'mcpwitness --help'\n");
+	expect(mw(&plain, "--ver", "verify", NULL), 2,
+	       "mcpwitness: ambiguous option --ver (--version, --verbose); see 'mcpwitness "
+	       "--help'\n");
+	expect(mw(&plain, "-vZ", "verify", NULL), 2,
+	       "mcpwitness: unknown option -Z; see 'mcpwitness --help'\n");
+}
+END_TEST
+
 START_TEST(not_a_trace)
 {
 	char want[160];
@@ -561,6 +575,7 @@ Suite *cli_io_suite(void)
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
 	tcase_add_test(streams, quiet_and_verbose);
+	tcase_add_test(streams, global_option_errors);
 	tcase_add_checked_fixture(hugepages, NULL, teardown);
 	tcase_add_test(hugepages, huge_pages_reexec);
 	suite_add_tcase(s, files);
