@@ -526,6 +526,9 @@ START_TEST(option_errors)
 		{"analyze", "x", "--pubkey=k", "-p", NULL, "option -p needs a value"},
 		{"analyze", "x", "-\x02", NULL, NULL, "unknown option -\\x02"},
 		{"analyze", "x", "--\x1b[1m", NULL, NULL, "unknown option --\\x1b[1m"},
+		/* --json has no short form: -j is no more accepted than documented */
+		{"dump", "x", "-j", NULL, NULL, "unknown option -j"},
+		{"calls", "-j", "x", NULL, NULL, "unknown option -j"},
 	};
 	struct cli_result r;
 
