@@ -14,6 +14,8 @@
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
  *   options:    an error in main's global options names the option as typed;
+ *   usage:      --help and `help` list the global options; `help COMMAND` is COMMAND --help;
+ *               no command is one line and exit 2;
  *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed";
  *   default policy: without -p, one that cannot be read is one line naming it (exit 2).
  *   hugepages:  where THP is "madvise", analyze, calls, diff and policy learn re-execute once
@@ -428,6 +430,49 @@ START_TEST(global_option_errors)
 }
 END_TEST
 
+/* The usage lists the global options; `help [COMMAND [SUBCOMMAND]]` prints it or what
+ * COMMAND --help prints; no command at all is one line, not the usage on stderr. */
+START_TEST(usage_and_help)
+{
+	struct cli_result usage = mw(&plain, "--help", NULL), r;
+	static const char *const global[] = {"[-v|-q] COMMAND", "-v, --verbose", "-q, --quiet",
+					     "-h, --help", "-V, --version", "help [COMMAND]"};
+
+	ck_assert_int_eq(usage.code, 0);
+	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+		ck_assert_msg(strstr(usage.out, global[i]), "no %s in %s", global[i], usage.out);
+	r = mw(&plain, "help", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_str_eq(r.out, usage.out);
+	cli_result_free(&r);
+	r = mw(&plain, "help", "--help", NULL);
+	ck_assert_str_eq(r.out, usage.out);
+	cli_result_free(&r);
+	cli_result_free(&usage);
+	for (int i = 0; i < 2; i++) {
+		struct cli_result want = i ? mw(&plain, "policy", "learn", "--help", NULL)
+					   : mw(&plain, "analyze", "--help", NULL);
+
+		r = i ? mw(&plain, "help", "policy", "learn", NULL)
+		      : mw(&plain, "help", "analyze", NULL);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_str_eq(r.err, "");
+		ck_assert_str_eq(r.out, want.out);
+		cli_result_free(&r);
+		cli_result_free(&want);
+	}
+	expect(mw(&plain, "help", "nope", NULL), 2,
+	       "mcpwitness: unknown command \"nope\"; see 'mcpwitness --help'\n");
+	for (int i = 0; i < 2; i++) {
+		r = mw(&plain, i ? "-v" : NULL, NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_str_eq(r.err, "mcpwitness: missing command; see 'mcpwitness --help'\n");
+		cli_result_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(not_a_trace)
 {
 	char want[160];
@@ -576,6 +621,7 @@ Suite *cli_io_suite(void)
 	tcase_add_test(streams, stdout_full);
 	tcase_add_test(streams, quiet_and_verbose);
 	tcase_add_test(streams, global_option_errors);
+	tcase_add_test(streams, usage_and_help);
 	tcase_add_checked_fixture(hugepages, NULL, teardown);
 	tcase_add_test(hugepages, huge_pages_reexec);
 	suite_add_tcase(s, files);
