@@ -13,6 +13,8 @@
  *               descriptor" for analyze, calls, learn and diff;
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
+ *   probe:      a closed standard input or output is refused (one line, exit 2), a full one
+ *               reported once;
  *   options:    an error in main's global options names the option as typed;
  *   usage:      --help and `help` list the global options; `help COMMAND` is COMMAND --help;
  *               no command is one line and exit 2;
@@ -55,6 +57,7 @@ static struct synth S;
 struct io {
 	const char *in; /* file on stdin; NULL: /dev/null */
 	int closed_in;	/* stdin closed */
+	int closed_out; /* stdout closed */
 	int full_out;	/* stdout is /dev/full */
 	int seccomp;	/* under a seccomp filter that allows everything */
 };
@@ -67,6 +70,8 @@ static void child(const struct io *io, char **argv, int out, int err)
 		_exit(99);
 	if (io->closed_in)
 		close(0);
+	if (io->closed_out)
+		close(1);
 	if (io->seccomp) {
 		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		struct sock_fprog prog = {.len = 1, .filter = &allow};
@@ -407,6 +412,19 @@ START_TEST(stdout_full)
 }
 END_TEST
 
+/* probe's channel is its standard input and output: a closed one is refused before its
+ * signalfd could take the descriptor; a full one is reported once (not again by main). */
+START_TEST(probe_stdio)
+{
+	expect(mw(&(struct io){.closed_in = 1}, "probe", "--pubkey", "K", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: probe: standard input is not open: Bad file descriptor\n");
+	expect(mw(&(struct io){.closed_out = 1}, "probe", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: probe: standard output is not open: Bad file descriptor\n");
+	expect(mw(&(struct io){.full_out = 1}, "probe", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: failed to write an event line: No space left on device\n");
+}
+END_TEST
+
 /* The global -q and -v contradict each other: refused, not one silently winning. */
 START_TEST(quiet_and_verbose)
 {
@@ -619,6 +637,7 @@ Suite *cli_io_suite(void)
 	tcase_add_test(files, default_policy_unreadable);
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
+	tcase_add_test(streams, probe_stdio);
 	tcase_add_test(streams, quiet_and_verbose);
 	tcase_add_test(streams, global_option_errors);
 	tcase_add_test(streams, usage_and_help);
