@@ -125,6 +125,37 @@ static void expect_before_header(struct cli_result *r)
 	cli_result_free(r);
 }
 
+/* Bytes after the FINAL seal are an input error (2) only where the seals are not verified
+ * (--no-verify, dump without --pubkey); verified, the trace is INVALID (3), as verify says. */
+static void expect_trailing(const char *path, const char *pub)
+{
+	static const char *const runs[][7] = {
+		{"2", "analyze", "-p", POLICY, "--no-verify", NULL},
+		{"3", "analyze", "-p", POLICY, "-k", "PUB", NULL},
+		{"2", "calls", "--no-verify", NULL},
+		{"3", "calls", "-k", "PUB", NULL},
+		{"2", "dump", NULL},
+		{"3", "dump", "-k", "PUB", NULL},
+	};
+	struct cli_result r;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const char *a[5] = {NULL};
+
+		for (int j = 0; j < 5 && runs[i][j + 2]; j++)
+			a[j] = strcmp(runs[i][j + 2], "PUB") ? runs[i][j + 2] : pub;
+		r = cli_run(NULL, runs[i][1], path, a[0], a[1], a[2], a[3], a[4], NULL);
+		ck_assert_msg(r.code == atoi(runs[i][0]), "%s: exit %d: %s", runs[i][1], r.code,
+			      r.err);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, r.code == 3 ? ": INVALID: " : ": E_TRAILING: "), "%s",
+			      r.err);
+		if (strcmp(runs[i][1], "dump"))
+			ck_assert_str_eq(r.out, "");
+		cli_result_free(&r);
+	}
+}
+
 START_TEST(before_header_and_trailing)
 {
 	struct cli_result r;
@@ -162,6 +193,7 @@ START_TEST(before_header_and_trailing)
 	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "t.mcpt: E_TRAILING: "), "%s", r.err);
 	cli_result_free(&r);
+	expect_trailing(S.path, S.pub);
 }
 END_TEST
 
