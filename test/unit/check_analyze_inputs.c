@@ -285,15 +285,22 @@ START_TEST(no_final_without_verify)
 		    NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.err, "");
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: the trace ends before its "
+					    "FINAL seal; what followed is missing\n"));
 	cli_result_free(&r);
 	/* the same trace complete: --no-verify exits 0 */
 	make_trace(&S, "t.mcpt", scenario_events);
 	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.err, "");
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: complete (no events lost)\n"));
 	cli_result_free(&r);
 }
 END_TEST
+
+#define TORN                                                                                       \
+	"the trace is torn before its FINAL seal (it ends inside a record); what followed is "     \
+	"missing"
 
 START_TEST(truncated)
 {
@@ -309,6 +316,9 @@ START_TEST(truncated)
 	doc = json_loads(r.out, 0, NULL); /* the report is still there, verdict on top */
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_str_eq(jstr(doc, "trace.verdict"), "VALID_PREFIX");
+	/* what followed the cut was never read: the coverage cannot be complete */
+	ck_assert(json_is_false(json_object_get(json_object_get(doc, "coverage"), "complete")));
+	ck_assert_str_eq(jstr(doc, "coverage.trace_incomplete"), TORN);
 	fs = json_object_get(doc, "findings");
 	ck_assert_int_eq(json_array_size(fs), 8);
 	/* the loopback connect lies before the first seal; the rest after it */
@@ -320,10 +330,23 @@ START_TEST(truncated)
 		    NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "[unproven: after the last verified seal]"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: " TORN "\n"));
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		    "-f", "sarif", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"text\": \"" TORN "\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"complete\": false"));
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		    "-f", "html", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "coverage: INCOMPLETE: " TORN "</p>"));
 	cli_result_free(&r);
 	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
 	ck_assert_int_eq(r.code, 3);
 	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: " TORN "\n"));
 	cli_result_free(&r);
 	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 5);
