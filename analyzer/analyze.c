@@ -329,6 +329,28 @@ const char *analysis_verdict(const struct analysis *a)
 	return mcpt_report_verdict_name(a->rep);
 }
 
+const char *analysis_trace_gap(const struct analysis *a)
+{
+	const struct mcpt_report *rep = a->rep;
+
+	if (!cmd_incomplete(rep, a->verified))
+		return NULL;
+	if (rep->truncated)
+		return "the trace is torn before its FINAL seal (it ends inside a record); what "
+		       "followed is missing";
+	if (rep->zero_tail)
+		return "the trace ends in zero bytes before its FINAL seal; what followed is "
+		       "missing";
+	if (!rep->final)
+		return "the trace ends before its FINAL seal; what followed is missing";
+	return "no verified seal covers the end of the trace";
+}
+
+bool analysis_coverage_complete(const struct analysis *a)
+{
+	return !a->loss_records && !analysis_trace_gap(a);
+}
+
 void analysis_verdict_view(const struct analysis *a, struct verdict_view *v)
 {
 	const struct mcpt_report *rep = a->rep;

@@ -7,8 +7,9 @@
  *   INVALID, WRONG_KEY/UNSIGNED                 refused: one line on stderr, exit 3, no report
  *                                               (unless --no-verify)
  *   a malformed Event (analyze.c)               one line naming its record, exit 2, no report
- *   VALID_PREFIX (no FINAL seal, torn tail...)  the report, verdict on top, findings past the
- *                                               last good seal marked unproven; one line on
+ *   VALID_PREFIX (no FINAL seal, torn tail...)  the report, verdict on top, coverage
+ *                                               INCOMPLETE (analysis_trace_gap), findings past
+ *                                               the last good seal marked unproven; one line on
  *                                               stderr and exit 3 unless --allow-incomplete
  *   VALID_COMPLETE                              the report; exit 1 if a finding reaches
  *                                               --fail-on, else 0
@@ -153,5 +154,11 @@ void callinfo_incomplete(struct strbuf *sb, unsigned incomplete);
 
 /* The verdict as reports state it: "VALID_COMPLETE", ..., or "NOT VERIFIED (--no-verify)". */
 const char *analysis_verdict(const struct analysis *a);
+/* Why the trace itself is incomplete, as the coverage of every report states it ("the trace
+ * ends before its FINAL seal; what followed is missing"), or NULL when it is whole: what was
+ * never read is not covered, whatever the loss counters say (cmd_incomplete decides). */
+const char *analysis_trace_gap(const struct analysis *a);
+/* Whether the coverage is complete: a whole trace and no events lost. */
+bool analysis_coverage_complete(const struct analysis *a);
 
 #endif /* MW_ANALYZE_H */

@@ -44,18 +44,97 @@ int cmd_usage_error(const char *verb, const char *fmt, ...)
 	return MW_EXIT_USAGE;
 }
 
+/* The parser of the last cmd_getopt call: what cmd_opt_error looks long options up in. */
+static const struct cmd_parser *cur_parser;
+
+/* The long option of p that "--name[=value]" (arg + 2) names, as getopt_long takes it: the exact
+ * name, else a prefix of one option only (or of several alike). NULL when none or ambiguous,
+ * with *ambiguous set for the latter. */
+static const struct option *long_lookup(const struct cmd_parser *p, const char *name, size_t len,
+					bool *ambiguous)
+{
+	const struct option *found = NULL;
+
+	*ambiguous = false;
+	for (const struct option *o = p->opts; o->name; o++) {
+		if (strncmp(o->name, name, len))
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		if (!found)
+			found = o;
+		else if (o->has_arg != found->has_arg || o->flag != found->flag ||
+			 o->val != found->val)
+			*ambiguous = true;
+	}
+	return *ambiguous ? NULL : found;
+}
+
+/* "unknown option --NAME" (escaped), or "ambiguous option --NAME (--a, --b)". */
+static int unknown_long(const char *verb, const struct cmd_parser *p, const char *name, size_t len,
+			bool ambiguous)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *sep = " (";
+	int code;
+
+	strbuf_puts(&sb, ambiguous ? "ambiguous option --" : "unknown option --");
+	strbuf_escape(&sb, (const uint8_t *)name, len, 0);
+	for (const struct option *o = p->opts; ambiguous && o->name; o++) {
+		if (!strncmp(o->name, name, len)) {
+			strbuf_printf(&sb, "%s--%s", sep, o->name);
+			sep = ", ";
+		}
+	}
+	if (ambiguous)
+		strbuf_putc(&sb, ')');
+	code = cmd_usage_error(verb, "%s", strbuf_str(&sb) ?: "unknown option");
+	strbuf_fini(&sb);
+	return code;
+}
+
+/* The message for a long option arg that getopt_long refused with opt and optopt, or -1 when
+ * arg is not what it refused (a short option is, mid-cluster in the next element). */
+static int long_opt_error(const char *verb, const struct cmd_parser *p, const char *arg, int opt)
+{
+	size_t len = strcspn(arg + 2, "=");
+	bool ambiguous, value = arg[2 + len] == '=';
+	const struct option *o = long_lookup(p, arg + 2, len, &ambiguous);
+
+	/* glibc sets optopt to 0 for an unknown or ambiguous name, else to the option's val */
+	if (!o && !optopt && opt == '?')
+		return unknown_long(verb, p, arg + 2, len, ambiguous);
+	if (!o || o->flag || o->val != optopt)
+		return -1;
+	if (opt == '?' && value && o->has_arg == no_argument)
+		return cmd_usage_error(verb, "option --%s takes no value", o->name);
+	if (opt == ':' && !value && o->has_arg == required_argument)
+		return cmd_usage_error(verb, "option --%s needs a value", o->name);
+	return -1;
+}
+
 int cmd_opt_error(const char *verb, char **argv, int opt)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char name[8];
+	int code;
 
 	if (opt == CMD_OPT_REPORTED)
 		return MW_EXIT_USAGE;
-
+	/* after a long option's error optind is past it; after a short one's, past its cluster
+	 * only when it ended it (glibc permutes, so argv[optind - 1] is the element read) */
+	if (cur_parser && !strncmp(arg, "--", 2) && arg[2]) {
+		code = long_opt_error(verb, cur_parser, arg, opt);
+		if (code >= 0)
+			return code;
+	}
+	if (optopt > ' ' && optopt < 127)
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "-\\x%02x", (unsigned)optopt & 0xff);
 	if (opt == ':')
-		return cmd_usage_error(verb, "option %s needs a value", arg);
-	if (optopt)
-		return cmd_usage_error(verb, "unknown option -%c", optopt);
-	return cmd_usage_error(verb, "unknown option %s", arg);
+		return cmd_usage_error(verb, "option %s needs a value", name);
+	return cmd_usage_error(verb, "unknown option %s", name);
 }
 
 /* Whether opt takes a value, and its name for a message (a long name when it has one). */
@@ -75,8 +154,11 @@ static bool opt_takes_value(const struct cmd_parser *p, int opt, char name[64])
 
 int cmd_getopt(struct cmd_parser *p, int argc, char **argv)
 {
-	int opt = getopt_long(argc, argv, p->shortopts, p->opts, NULL);
+	int opt;
 	char name[64];
+
+	cur_parser = p;
+	opt = getopt_long(argc, argv, p->shortopts, p->opts, NULL);
 
 	if (opt < 0 || opt >= (int)sizeof(p->seen) * 8 || opt == '?' || opt == ':')
 		return opt;

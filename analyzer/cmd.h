@@ -34,8 +34,11 @@ struct cmd {
 /* Runs the command named argv[0] from cmds; unknown names are a usage error. */
 int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *what);
 
-/* Reports a getopt error (opt is '?' or ':') for verb and returns MW_EXIT_USAGE; for
- * CMD_OPT_REPORTED (cmd_getopt), only returns it. */
+/* Reports a getopt error (opt is '?' or ':') of the last cmd_getopt call for verb and returns
+ * MW_EXIT_USAGE; for CMD_OPT_REPORTED (cmd_getopt), only returns it. The option is named as
+ * typed: a long one by its name looked up in that parser's options (unknown, ambiguous with its
+ * candidates, takes no value, needs a value), whatever glibc left in optopt; a short one by its
+ * letter, a byte that is not printable as \xHH. */
 int cmd_opt_error(const char *verb, char **argv, int opt);
 
 /* A verb's option parser: getopt_long's arguments, and the options given so far. */
@@ -91,12 +94,14 @@ int cmd_check_stdin_once(const char *verb, char *const *traces, size_t n, const 
 
 /* The verdict of a trace read by analyze, calls, learn or diff, before anything is shown:
  * MW_EXIT_OK to go on; MW_EXIT_USAGE for what is not a readable trace (not a trace, an unknown
- * version or incompatible feature: an input error whether or not it was to be verified) and
- * for bytes no collector writes (a malformed frame, header or record, bytes after the FINAL
- * seal; without verification also hashes, chain or counts that do not hold); MW_EXIT_VERIFY
- * when verified is set and the trace is INVALID, of another key or unsigned, and for a trace
- * that ends before its Header (incomplete, with nothing --allow-incomplete could accept).
- * One line on stderr names the trace for each refusal. */
+ * version or incompatible feature: an input error whether or not it was to be verified);
+ * with verified set, MW_EXIT_VERIFY for a trace that is INVALID (anything that keeps its seals
+ * from verifying, a malformed frame or record and bytes after the FINAL seal included, as verify
+ * says INVALID), of another key or unsigned; MW_EXIT_USAGE for the other bytes no collector
+ * writes (a malformed frame, header or record, bytes after the FINAL seal; without verification
+ * also hashes, chain or counts that do not hold), which without verification is all of them;
+ * MW_EXIT_VERIFY either way for a trace that ends before its Header (incomplete, with nothing
+ * --allow-incomplete could accept). One line on stderr names the trace for each refusal. */
 struct mcpt_report;
 int cmd_refuse(const char *trace, const struct mcpt_report *rep, bool verified);
 

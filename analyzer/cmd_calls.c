@@ -189,7 +189,7 @@ int do_calls(int argc, char **argv)
 	};
 	struct calls_opts o = {0};
 	int opt, code = -1;
-	struct cmd_parser parser = {"calls", ":jk:h", opts, NULL};
+	struct cmd_parser parser = {"calls", ":k:h", opts, NULL};
 
 	while (code < 0 && (opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {

@@ -126,7 +126,7 @@ int do_dump(int argc, char **argv)
 	struct replay_opts ro = {0};
 	struct mcpt_pubkey key;
 	bool json = false;
-	struct cmd_parser parser = {"dump", ":jk:h", opts, NULL};
+	struct cmd_parser parser = {"dump", ":k:h", opts, NULL};
 	int opt;
 
 	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {

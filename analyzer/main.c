@@ -32,16 +32,21 @@ static const struct cmd cmds[] = {
 	{"diff", do_diff,
 	 "diff BASELINE_TRACE... -- TRACE  what a trace does that its baseline did not"},
 	{"probe", do_probe, "probe [--backend ebpf]           mcpfz-probe sidecar for fuzzers"},
-	{"help", do_help, NULL},
+	{"help", do_help, "help [COMMAND]                   this list, or the options of COMMAND"},
 	{NULL, NULL, NULL},
 };
 
 static void cmd_print_usage(FILE *out)
 {
-	fputs("usage: mcpwitness [-v|-q] COMMAND [ARGS]\n\n", out);
+	fputs("usage: mcpwitness [-v|-q] COMMAND [ARGS]\n"
+	      "       mcpwitness -h|--help|-V|--version\n\n"
+	      "  -v, --verbose   more diagnostics on stderr (repeatable)\n"
+	      "  -q, --quiet     errors only on stderr, no warnings (not with -v)\n"
+	      "  -h, --help      this list of commands\n"
+	      "  -V, --version   the version\n\n",
+	      out);
 	for (const struct cmd *c = cmds; c->name; c++)
-		if (c->summary)
-			fprintf(out, "  mcpwitness %s\n", c->summary);
+		fprintf(out, "  mcpwitness %s\n", c->summary);
 	fputs("\nTRACE may be - (standard input). 'mcpwitness COMMAND --help' for options.\n"
 	      "Exit: 0 fine, 1 findings at or above --fail-on, 2 usage or input error,\n"
 	      "3 verification failed (verify: 0 complete, 1 invalid, 3 wrong key, 4 unsupported,\n"
@@ -49,12 +54,35 @@ static void cmd_print_usage(FILE *out)
 	      out);
 }
 
+/* `help`: the usage; `help COMMAND [SUBCOMMAND]`: what `COMMAND [SUBCOMMAND] --help` prints. */
 static int do_help(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cmd_print_usage(stdout);
-	return MW_EXIT_OK;
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cmd_parser parser = {"help", ":h", opts, NULL};
+	char *args[4];
+	int opt, n;
+
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
+		if (opt != 'h')
+			return cmd_opt_error("help", argv, opt);
+		argc = optind; /* help --help: the usage */
+		break;
+	}
+	n = argc - optind;
+	if (n == 0) {
+		cmd_print_usage(stdout);
+		return MW_EXIT_OK;
+	}
+	if (n > 2)
+		return cmd_usage_error("help", "unexpected argument \"%s\"", argv[optind + 2]);
+	for (int i = 0; i < n; i++)
+		args[i] = argv[optind + i];
+	args[n] = (char *)"--help";
+	args[n + 1] = NULL;
+	return cmd_select(cmds, n + 1, args, "");
 }
 
 /* Data that could not be written (full disk, closed pipe) must not exit 0. */
@@ -75,11 +103,12 @@ int main(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
+	struct cmd_parser parser = {"", "+:hVvq", opts, NULL};
 	int opt, level = LOG_WARN, verbose = 0;
 	bool quiet = false;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:hVvq", opts, NULL)) != -1) {
+	while ((opt = cmd_getopt(&parser, argc, argv)) != -1) {
 		switch (opt) {
 		case 'h':
 			cmd_print_usage(stdout);
@@ -100,10 +129,8 @@ int main(int argc, char **argv)
 	if (quiet && verbose)
 		return cmd_usage_error("", "-q and -v together: give one");
 	log_set_level(quiet ? LOG_QUIET : level + verbose);
-	if (optind >= argc) {
-		cmd_print_usage(stderr);
-		return MW_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cmd_usage_error("", "missing command");
 	hugepages_reexec(argv, argc - optind, argv + optind);
 	return close_stdout(cmd_select(cmds, argc - optind, argv + optind, ""));
 }

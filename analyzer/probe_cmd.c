@@ -10,6 +10,7 @@
  * probe like a shutdown (mcpfz-probe's monitor sends shutdown and then TERM at once).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -50,7 +51,8 @@ static void usage(FILE *out)
 	      " when readable)\n"
 	      "  --grace-ms MS        trailing window after an end mark (default 100)\n"
 	      "  --collector PATH     the collector to run (default " MW_COLLECTOR_PATH ")\n"
-	      "Exit: 0 after shutdown or end of input, 2 usage error.\n",
+	      "Exit: 0 after shutdown or end of input, 2 usage error or event lines that could\n"
+	      "not be written.\n",
 	      out);
 }
 
@@ -118,6 +120,22 @@ static bool is_dir(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Standard input and output are the protocol's channel. A closed one would be taken by the
+ * first descriptor the probe opens (its signalfd), then read as the control lines or written
+ * with event lines: refused up front. */
+static int check_stdio(void)
+{
+	static const char *const names[] = {"standard input", "standard output"};
+
+	for (int fd = 0; fd < 2; fd++) {
+		if (fcntl(fd, F_GETFD) < 0) {
+			p_err("probe: %s is not open: %s", names[fd], strerror(errno));
+			return MW_EXIT_USAGE;
+		}
+	}
+	return -1;
 }
 
 /* Absolute trace directory (one the traces can be made in) and the verification key. */
@@ -363,11 +381,17 @@ int do_probe(int argc, char **argv)
 	p.opts.grace_ns = 100 * 1000000ull;
 	code = parse_opts(&p, argc, argv);
 	if (code < 0)
+		code = check_stdio();
+	if (code < 0)
 		code = prepare(&p, dir);
 	if (code >= 0)
 		return code;
 	pthread_mutex_init(&p.lock, NULL);
 	code = run(&p);
 	pthread_mutex_destroy(&p.lock);
+	if (p.out_failed) { /* reported once by probe_emit: not again by main */
+		clearerr(stdout);
+		code = code ?: MW_EXIT_USAGE;
+	}
 	return code;
 }

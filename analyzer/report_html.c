@@ -234,15 +234,21 @@ static void head_counts(struct strbuf *sb, const struct analysis *a)
 		strbuf_printf(sb, " (%llu not listed: more than %zu for one rule)",
 			      (unsigned long long)fs->dropped, fs->max_per_rule);
 	strbuf_puts(sb, "</p>\n");
-	if (!a->loss_records)
+	if (analysis_coverage_complete(a)) {
 		strbuf_puts(sb, "<p id=\"coverage\">coverage: complete (no events lost)</p>\n");
-	else
-		strbuf_printf(sb,
-			      "<p id=\"coverage\" class=\"warn\">coverage: INCOMPLETE: %llu events "
-			      "lost in %llu loss records; the calls whose window saw a loss say so "
-			      "below</p>\n",
-			      (unsigned long long)a->st->events_lost,
-			      (unsigned long long)a->loss_records);
+	} else {
+		const char *gap = analysis_trace_gap(a);
+
+		strbuf_printf(sb, "<p id=\"coverage\" class=\"warn\">coverage: INCOMPLETE: %s%s",
+			      gap ?: "", gap && a->loss_records ? "; " : "");
+		if (a->loss_records)
+			strbuf_printf(sb,
+				      "%llu events lost in %llu loss records; the calls whose "
+				      "window saw a loss say so below",
+				      (unsigned long long)a->st->events_lost,
+				      (unsigned long long)a->loss_records);
+		strbuf_puts(sb, "</p>\n");
+	}
 	head_outlived(sb, a);
 }
 

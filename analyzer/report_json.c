@@ -132,7 +132,8 @@ static json_t *stats_json(const struct analysis *a)
 }
 
 /* {"complete", "loss_records", "events_lost", "incomplete_calls": [call refs],
- *  "outlived_server": [processes still running after the server exited (outlived.h)]} */
+ *  "outlived_server": [processes still running after the server exited (outlived.h)]}, and
+ * "trace_incomplete" (why: analysis_trace_gap) when the trace itself is cut short. */
 json_t *report_coverage_json(const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
@@ -144,7 +145,9 @@ json_t *report_coverage_json(const struct analysis *a)
 		if ((c->incomplete & CI_EVENTS_LOST) &&
 		    json_array_append_new(arr, callinfo_ref_json(c)))
 			err = -ENOMEM;
-	err = err ?: json_put(o, "complete", json_boolean(a->loss_records == 0));
+	err = err ?: json_put(o, "complete", json_boolean(analysis_coverage_complete(a)));
+	if (analysis_trace_gap(a))
+		err = err ?: json_put(o, "trace_incomplete", json_string(analysis_trace_gap(a)));
 	err = err ?: json_put(o, "loss_records", json_u64(a->loss_records));
 	err = err ?: json_put(o, "events_lost", json_u64(a->st->events_lost));
 	if (!err) {

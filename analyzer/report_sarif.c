@@ -362,6 +362,8 @@ static json_t *notifications_json(const struct analysis *a)
 		      (unsigned long long)a->loss_records, (unsigned long long)a->st->events_lost);
 	if (a->loss_records)
 		err = err ?: notify(arr, "coverage", "warning", strbuf_str(&sb) ?: "?");
+	if (analysis_trace_gap(a))
+		err = err ?: notify(arr, "coverage", "warning", analysis_trace_gap(a));
 	strbuf_reset(&sb);
 	strbuf_printf(&sb, "%llu findings over --max-per-rule were counted, not listed",
 		      (unsigned long long)a->fs->dropped);

@@ -119,22 +119,27 @@ static void head_outlived(struct strbuf *sb, const struct analysis *a)
 	strbuf_putc(sb, '\n');
 }
 
-/* Whether every event was recorded: a trace with losses never reads as clean; the calls whose
- * window saw a loss are named; then the processes that outlived the server. */
+/* Whether every event was recorded: a trace cut short or with losses never reads as clean;
+ * the calls whose window saw a loss are named; then the processes that outlived the server. */
 static void head_coverage(struct strbuf *sb, const struct analysis *a)
 {
 	struct callset *cs = a->cm ? callmodel__calls(a->cm) : NULL;
+	const char *gap = analysis_trace_gap(a);
 	const struct call *c;
 	size_t n = 0;
 
-	if (!a->loss_records) {
+	if (analysis_coverage_complete(a)) {
 		strbuf_puts(sb, "coverage: complete (no events lost)\n");
 		head_outlived(sb, a);
 		return;
 	}
-	strbuf_printf(sb, "coverage: INCOMPLETE: %llu events lost in %llu loss record%s\n",
-		      (unsigned long long)a->st->events_lost, (unsigned long long)a->loss_records,
-		      a->loss_records == 1 ? "" : "s");
+	strbuf_puts(sb, "coverage: INCOMPLETE: ");
+	strbuf_puts(sb, gap ?: "");
+	if (a->loss_records)
+		strbuf_printf(sb, "%s%llu events lost in %llu loss record%s", gap ? "; " : "",
+			      (unsigned long long)a->st->events_lost,
+			      (unsigned long long)a->loss_records, a->loss_records == 1 ? "" : "s");
+	strbuf_putc(sb, '\n');
 	for (size_t i = 1; cs && (c = callset__get(cs, i)); i++) {
 		if (!(c->incomplete & CI_EVENTS_LOST))
 			continue;
@@ -143,7 +148,7 @@ static void head_coverage(struct strbuf *sb, const struct analysis *a)
 		strbuf_putc(sb, '\n');
 		n++;
 	}
-	if (!n)
+	if (!n && a->loss_records)
 		strbuf_puts(sb, "  no call's window saw the loss: startup, ambient or shutdown\n");
 	head_outlived(sb, a);
 }

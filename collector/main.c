@@ -388,6 +388,19 @@ static void teardown(struct collector *c, bool setup_failed)
 		close(c->target_pidfd);
 }
 
+/* --help or --version was printed: exit 0 only once it reached standard output; a full disk or
+ * a closed descriptor is one line and exit 2, as any other failure. */
+static int printed(void)
+{
+	int saved = errno; /* a failed write's, when the stream already has its error flag */
+	int err = fflush(stdout) ? errno : ferror(stdout) ? (saved ?: EIO) : 0;
+
+	if (!err)
+		return EXIT_SUCCESS;
+	p_err("failed to write the output: %s", strerror(err));
+	return EXIT_SETUP;
+}
+
 int main(int argc, char **argv)
 {
 	struct collector c;
@@ -403,7 +416,7 @@ int main(int argc, char **argv)
 	c.session.server.pidfd = c.session.server.gate = c.session.server.status = -1;
 	rc = options_parse(&c.opts, argc, argv);
 	if (rc)
-		return rc > 0 ? EXIT_SUCCESS : EXIT_SETUP;
+		return rc > 0 ? printed() : EXIT_SETUP;
 	log_set_level(c.opts.verbosity < 0 ? LOG_ERROR : (enum log_level)(LOG_WARN + c.opts.verbosity));
 	log_route_libbpf();
 	failed = setup(&c) != 0;

@@ -83,7 +83,7 @@ static const char usage_text[] =
 	"\n"
 	"exit status: launch mode: COMMAND's status (128+N if killed by signal N); --pid and\n"
 	"--pgid: 0 when the recording ended normally; 2 for a usage error or a failure to start\n"
-	"or record.\n";
+	"or record (or to write --help or --version).\n";
 
 enum {
 	OPT_OUTPUT_FD = 256,

@@ -557,6 +557,19 @@ class CollectorCli(mwtest.E2ETestCase):
                 self.assert_one_line(r.stderr, want)
         self.assertFalse(os.path.exists(self.work.join("t")))
 
+    def test_help_and_version_that_cannot_be_written_fail(self):
+        """A full disk or a closed standard output is one line and exit 2, not a silent 0."""
+        for opt in ("--help", "--version"):
+            for cause, how in (("No space left on device", "full"),
+                               ("Bad file descriptor", "closed")):
+                close = (lambda: os.close(1)) if how == "closed" else None
+                with self.subTest(opt=opt, how=how), open("/dev/full", "w") as full:
+                    r = subprocess.run([mwtest.COLLECT, opt], stdout=full, stderr=subprocess.PIPE,
+                                       text=True, timeout=30, preexec_fn=close)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assert_one_line(r.stderr, "mcpwitness-collect: failed to write the "
+                                         "output: " + cause)
+
     def test_help_and_man_page_say_what_happens(self):
         helptext = mwtest.run([mwtest.COLLECT, "--help"]).stdout
         with open(MAN_PAGE, encoding="utf-8") as f:

@@ -3,7 +3,8 @@
  * one-line error and the documented exit code, and nothing passed off as a report: a tampered,
  * truncated or wrongly keyed trace, bytes before the Header or after the FINAL seal, a
  * malformed Event in a trace that verifies, a trace without its FINAL seal read with
- * --no-verify, not a trace at all, a broken policy, usage errors and an option given twice.
+ * --no-verify, not a trace at all, a broken policy, usage errors, an option given twice and
+ * option errors named as typed.
  * The traces are analyze_fixture.c's.
  */
 #include <check.h>
@@ -124,6 +125,37 @@ static void expect_before_header(struct cli_result *r)
 	cli_result_free(r);
 }
 
+/* Bytes after the FINAL seal are an input error (2) only where the seals are not verified
+ * (--no-verify, dump without --pubkey); verified, the trace is INVALID (3), as verify says. */
+static void expect_trailing(const char *path, const char *pub)
+{
+	static const char *const runs[][7] = {
+		{"2", "analyze", "-p", POLICY, "--no-verify", NULL},
+		{"3", "analyze", "-p", POLICY, "-k", "PUB", NULL},
+		{"2", "calls", "--no-verify", NULL},
+		{"3", "calls", "-k", "PUB", NULL},
+		{"2", "dump", NULL},
+		{"3", "dump", "-k", "PUB", NULL},
+	};
+	struct cli_result r;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		const char *a[5] = {NULL};
+
+		for (int j = 0; j < 5 && runs[i][j + 2]; j++)
+			a[j] = strcmp(runs[i][j + 2], "PUB") ? runs[i][j + 2] : pub;
+		r = cli_run(NULL, runs[i][1], path, a[0], a[1], a[2], a[3], a[4], NULL);
+		ck_assert_msg(r.code == atoi(runs[i][0]), "%s: exit %d: %s", runs[i][1], r.code,
+			      r.err);
+		ck_assert_int_eq(cli_lines(r.err), 1);
+		ck_assert_msg(strstr(r.err, r.code == 3 ? ": INVALID: " : ": E_TRAILING: "), "%s",
+			      r.err);
+		if (strcmp(runs[i][1], "dump"))
+			ck_assert_str_eq(r.out, "");
+		cli_result_free(&r);
+	}
+}
+
 START_TEST(before_header_and_trailing)
 {
 	struct cli_result r;
@@ -161,6 +193,7 @@ START_TEST(before_header_and_trailing)
 	ck_assert_int_eq(cli_lines(r.err), 1);
 	ck_assert_msg(strstr(r.err, "t.mcpt: E_TRAILING: "), "%s", r.err);
 	cli_result_free(&r);
+	expect_trailing(S.path, S.pub);
 }
 END_TEST
 
@@ -252,15 +285,22 @@ START_TEST(no_final_without_verify)
 		    NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.err, "");
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: the trace ends before its "
+					    "FINAL seal; what followed is missing\n"));
 	cli_result_free(&r);
 	/* the same trace complete: --no-verify exits 0 */
 	make_trace(&S, "t.mcpt", scenario_events);
 	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.err, "");
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: complete (no events lost)\n"));
 	cli_result_free(&r);
 }
 END_TEST
+
+#define TORN                                                                                       \
+	"the trace is torn before its FINAL seal (it ends inside a record); what followed is "     \
+	"missing"
 
 START_TEST(truncated)
 {
@@ -276,6 +316,9 @@ START_TEST(truncated)
 	doc = json_loads(r.out, 0, NULL); /* the report is still there, verdict on top */
 	ck_assert_ptr_nonnull(doc);
 	ck_assert_str_eq(jstr(doc, "trace.verdict"), "VALID_PREFIX");
+	/* what followed the cut was never read: the coverage cannot be complete */
+	ck_assert(json_is_false(json_object_get(json_object_get(doc, "coverage"), "complete")));
+	ck_assert_str_eq(jstr(doc, "coverage.trace_incomplete"), TORN);
 	fs = json_object_get(doc, "findings");
 	ck_assert_int_eq(json_array_size(fs), 8);
 	/* the loopback connect lies before the first seal; the rest after it */
@@ -287,10 +330,23 @@ START_TEST(truncated)
 		    NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "[unproven: after the last verified seal]"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: " TORN "\n"));
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		    "-f", "sarif", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"text\": \"" TORN "\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"complete\": false"));
+	cli_result_free(&r);
+	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--pubkey", S.pub, "--allow-incomplete",
+		    "-f", "html", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "coverage: INCOMPLETE: " TORN "</p>"));
 	cli_result_free(&r);
 	r = cli_run(NULL, "analyze", S.path, "-p", POLICY, "--no-verify", NULL); /* torn: still 3 */
 	ck_assert_int_eq(r.code, 3);
 	ck_assert_int_eq(cli_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "\ncoverage: INCOMPLETE: " TORN "\n"));
 	cli_result_free(&r);
 	r = cli_run(NULL, "verify", S.path, "--pubkey", S.pub, NULL);
 	ck_assert_int_eq(r.code, 5);
@@ -504,6 +560,48 @@ START_TEST(usage_errors)
 }
 END_TEST
 
+/* Each option error names what the user typed: a long option by its name whatever getopt_long
+ * left in optopt (its val), a short one by its letter, a control byte escaped. */
+START_TEST(option_errors)
+{
+	static const char *const bad[][6] = {
+		{"calls", "x", "--help=1", NULL, NULL, "option --help takes no value"},
+		{"analyze", "x", "--no-verify=1", NULL, NULL, "option --no-verify takes no value"},
+		{"verify", "x", "--json=yes", NULL, NULL, "option --json takes no value"},
+		{"verify", "x", "--js=yes", NULL, NULL, "option --json takes no value"},
+		{"analyze", "x", "--allow", NULL, NULL,
+		 "ambiguous option --allow (--allow-incomplete, --allow-unsigned)"},
+		{"dump", "--format", "x", NULL, NULL, "unknown option --format"},
+		{"dump", "x", "--zz=1", NULL, NULL, "unknown option --zz"},
+		{"dump", "x", "--pub", NULL, NULL, "option --pubkey needs a value"},
+		{"analyze", "x", "-Zp", "p.yaml", NULL, "unknown option -Z"},
+		{"analyze", "x", "-k", "--allow", "-Zp", "unknown option -Z"},
+		{"verify", "x", "--json", "-Zj", NULL, "unknown option -Z"},
+		{"analyze", "x", "--no-verify", "-Z", NULL, "unknown option -Z"},
+		{"analyze", "x", "--pubkey=k", "-p", NULL, "option -p needs a value"},
+		{"analyze", "x", "-\x02", NULL, NULL, "unknown option -\\x02"},
+		{"analyze", "x", "--\x1b[1m", NULL, NULL, "unknown option --\\x1b[1m"},
+		/* --json has no short form: -j is no more accepted than documented */
+		{"dump", "x", "-j", NULL, NULL, "unknown option -j"},
+		{"calls", "-j", "x", NULL, NULL, "unknown option -j"},
+	};
+	struct cli_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const *a = bad[i];
+		char want[160];
+
+		r = cli_run(NULL, a[0], a[1], a[2], a[3], a[4], NULL);
+		snprintf(want, sizeof(want), "mcpwitness: %s: %s; see 'mcpwitness %s --help'\n",
+			 a[0], a[5], a[0]);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.err, want);
+		ck_assert_str_eq(r.out, "");
+		cli_result_free(&r);
+	}
+}
+END_TEST
+
 Suite *analyze_inputs_suite(void);
 
 Suite *analyze_inputs_suite(void)
@@ -522,6 +620,7 @@ Suite *analyze_inputs_suite(void)
 	tcase_add_test(bad, bad_policy);
 	tcase_add_test(bad, usage_errors);
 	tcase_add_test(bad, repeated_options);
+	tcase_add_test(bad, option_errors);
 	suite_add_tcase(s, bad);
 	return s;
 }

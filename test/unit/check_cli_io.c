@@ -13,6 +13,11 @@
  *               descriptor" for analyze, calls, learn and diff;
  *   stdout:     a full disk is one line with the real cause and exit 2 for analyze, calls,
  *               dump, diff and export --dsse -o -;
+ *   probe:      a closed standard input or output is refused (one line, exit 2), a full one
+ *               reported once;
+ *   options:    an error in main's global options names the option as typed;
+ *   usage:      --help and `help` list the global options; `help COMMAND` is COMMAND --help;
+ *               no command is one line and exit 2;
  *   not-a-trace: an input error (exit 2) for learn and diff, never "verification failed";
  *   default policy: without -p, one that cannot be read is one line naming it (exit 2).
  *   hugepages:  where THP is "madvise", analyze, calls, diff and policy learn re-execute once
@@ -52,6 +57,7 @@ static struct synth S;
 struct io {
 	const char *in; /* file on stdin; NULL: /dev/null */
 	int closed_in;	/* stdin closed */
+	int closed_out; /* stdout closed */
 	int full_out;	/* stdout is /dev/full */
 	int seccomp;	/* under a seccomp filter that allows everything */
 };
@@ -64,6 +70,8 @@ static void child(const struct io *io, char **argv, int out, int err)
 		_exit(99);
 	if (io->closed_in)
 		close(0);
+	if (io->closed_out)
+		close(1);
 	if (io->seccomp) {
 		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 		struct sock_fprog prog = {.len = 1, .filter = &allow};
@@ -404,6 +412,19 @@ START_TEST(stdout_full)
 }
 END_TEST
 
+/* probe's channel is its standard input and output: a closed one is refused before its
+ * signalfd could take the descriptor; a full one is reported once (not again by main). */
+START_TEST(probe_stdio)
+{
+	expect(mw(&(struct io){.closed_in = 1}, "probe", "--pubkey", "K", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: probe: standard input is not open: Bad file descriptor\n");
+	expect(mw(&(struct io){.closed_out = 1}, "probe", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: probe: standard output is not open: Bad file descriptor\n");
+	expect(mw(&(struct io){.full_out = 1}, "probe", "-o", "/tmp", NULL), 2,
+	       "mcpwitness: failed to write an event line: No space left on device\n");
+}
+END_TEST
+
 /* The global -q and -v contradict each other: refused, not one silently winning. */
 START_TEST(quiet_and_verbose)
 {
@@ -411,6 +432,62 @@ START_TEST(quiet_and_verbose)
 	       "mcpwitness: -q and -v together: give one; see 'mcpwitness --help'\n");
 	expect(mw(&plain, "-v", "-q", "verify", "t.mcpt", NULL), 2,
 	       "mcpwitness: -q and -v together: give one; see 'mcpwitness --help'\n");
+}
+END_TEST
+
+/* main's own options are named as typed, as a verb's are (cmd_opt_error). */
+START_TEST(global_option_errors)
+{
+	expect(mw(&plain, "--help=1", NULL), 2,
+	       "mcpwitness: option --help takes no value; see 'mcpwitness --help'\n");
+	expect(mw(&plain, "--ver", "verify", NULL), 2,
+	       "mcpwitness: ambiguous option --ver (--version, --verbose); see 'mcpwitness "
+	       "--help'\n");
+	expect(mw(&plain, "-vZ", "verify", NULL), 2,
+	       "mcpwitness: unknown option -Z; see 'mcpwitness --help'\n");
+}
+END_TEST
+
+/* The usage lists the global options; `help [COMMAND [SUBCOMMAND]]` prints it or what
+ * COMMAND --help prints; no command at all is one line, not the usage on stderr. */
+START_TEST(usage_and_help)
+{
+	struct cli_result usage = mw(&plain, "--help", NULL), r;
+	static const char *const global[] = {"[-v|-q] COMMAND", "-v, --verbose", "-q, --quiet",
+					     "-h, --help", "-V, --version", "help [COMMAND]"};
+
+	ck_assert_int_eq(usage.code, 0);
+	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+		ck_assert_msg(strstr(usage.out, global[i]), "no %s in %s", global[i], usage.out);
+	r = mw(&plain, "help", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_str_eq(r.out, usage.out);
+	cli_result_free(&r);
+	r = mw(&plain, "help", "--help", NULL);
+	ck_assert_str_eq(r.out, usage.out);
+	cli_result_free(&r);
+	cli_result_free(&usage);
+	for (int i = 0; i < 2; i++) {
+		struct cli_result want = i ? mw(&plain, "policy", "learn", "--help", NULL)
+					   : mw(&plain, "analyze", "--help", NULL);
+
+		r = i ? mw(&plain, "help", "policy", "learn", NULL)
+		      : mw(&plain, "help", "analyze", NULL);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_str_eq(r.err, "");
+		ck_assert_str_eq(r.out, want.out);
+		cli_result_free(&r);
+		cli_result_free(&want);
+	}
+	expect(mw(&plain, "help", "nope", NULL), 2,
+	       "mcpwitness: unknown command \"nope\"; see 'mcpwitness --help'\n");
+	for (int i = 0; i < 2; i++) {
+		r = mw(&plain, i ? "-v" : NULL, NULL);
+		ck_assert_int_eq(r.code, 2);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_str_eq(r.err, "mcpwitness: missing command; see 'mcpwitness --help'\n");
+		cli_result_free(&r);
+	}
 }
 END_TEST
 
@@ -560,7 +637,10 @@ Suite *cli_io_suite(void)
 	tcase_add_test(files, default_policy_unreadable);
 	tcase_add_test(streams, stdin_twice_or_closed);
 	tcase_add_test(streams, stdout_full);
+	tcase_add_test(streams, probe_stdio);
 	tcase_add_test(streams, quiet_and_verbose);
+	tcase_add_test(streams, global_option_errors);
+	tcase_add_test(streams, usage_and_help);
 	tcase_add_checked_fixture(hugepages, NULL, teardown);
 	tcase_add_test(hugepages, huge_pages_reexec);
 	suite_add_tcase(s, files);
