@@ -34,8 +34,9 @@ struct options {
 	char **command;	      /* COMMAND [ARG...], NULL-terminated; NULL with --pid/--pgid */
 };
 
-/* Parses argv into opts. Returns 0 to run, 1 when --help or --version was printed (exit 0), or
- * -EINVAL after printing a one-line usage error (exit 2). */
+/* Parses argv into opts. Returns 0 to run, 1 when --help or --version was printed (main.c
+ * exits 0 once it is known to be written out, else 2), or -EINVAL after printing a one-line
+ * usage error (exit 2). */
 int options_parse(struct options *opts, int argc, char **argv);
 
 #endif
