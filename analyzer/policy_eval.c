@@ -3,7 +3,10 @@
  * testing it against the compiled values of a field test.
  *
  * A field the subject does not carry (a path on a connect, an address on an open, a DNS name
- * on anything but a query) makes the test false, so `not:` of it is true.
+ * on anything but a query) makes the test false, so `not:` of it is true. Which families can
+ * carry a field is the field table's (policy_field.c), checked first: a subject of any other
+ * family never matches, so policy_reach.c's "can never match" warnings are exact (a message
+ * or a Loss holds a result, "success", but `result` is the outcome of a system call).
  */
 #include <string.h>
 
@@ -218,6 +221,8 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	const struct ev_view *ev = s->ev;
 	const struct attribution *a;
 
+	if (!(t->f->fams & FAM_BIT(ev->family)))
+		return false;
 	switch (t->f->id) {
 	case F_FAMILY:
 		return match_int(t, ev->family);
@@ -277,7 +282,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_SOCKET_PATH:
 		return match_socket_path(t, s);
 	case F_UID:
-		return ev->family != FAM_CHANNEL && ev->family != FAM_HEALTH && match_int(t, ev->uid);
+		return match_int(t, ev->uid);
 	case F_PARENT_EXE:
 		return match_ancestors(t, s, false);
 	case F_ANCESTOR_EXE:
