@@ -65,10 +65,11 @@ bool field_match_int(const struct field_test *t, int64_t x)
 	return match_int(t, x);
 }
 
-/* The IP address of a socket call, NULL when it has none. */
+/* The IP address of a socket call (a listen's: the one it listens on), NULL when it has
+ * none. */
 static const struct mw_sockaddr *ip_of(const struct ev_view *ev)
 {
-	const struct mw_sockaddr *a = event_addr(ev);
+	const struct mw_sockaddr *a = event_sock_addr(ev);
 
 	return a && (a->kind == SA_INET || a->kind == SA_INET6) ? a : NULL;
 }
@@ -243,7 +244,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_PORT:
 		return ip_of(ev) && match_int(t, ip_of(ev)->port);
 	case F_AF:
-		return event_addr(ev) && match_int(t, af_of(event_addr(ev)));
+		return event_sock_addr(ev) && match_int(t, af_of(event_sock_addr(ev)));
 	case F_RESULT:
 		return match_int(t, ev->result);
 	case F_ERRNO:
