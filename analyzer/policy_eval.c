@@ -209,6 +209,40 @@ static bool match_dns(const struct field_test *t, const struct eval_subject *s)
 	return q && match_bytes(t, s, (struct ev_bytes){(const uint8_t *)q->name, q->name_len});
 }
 
+/* Is the number of n bytes at p the process's own pid or the calling thread's id? */
+static bool own_id(const struct ev_view *ev, const uint8_t *p, size_t n)
+{
+	uint64_t id = 0;
+
+	if (!n || n > 10)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		id = id * 10 + (p[i] - '0');
+	}
+	return id == ev->pid || id == ev->tid;
+}
+
+/* proc_self: the file (the one opened, else the path) is in the process's own directory of
+ * /proc: /proc/self, /proc/thread-self, or /proc/N with N its pid or the thread's id. */
+static bool proc_self(const struct ev_view *ev)
+{
+	static const char pfx[] = "/proc/";
+	struct ev_bytes b = ev->opened.n ? ev->opened : ev->subject;
+	const uint8_t *c, *end;
+
+	if (b.n <= sizeof(pfx) - 1 || memcmp(b.p, pfx, sizeof(pfx) - 1))
+		return false;
+	c = b.p + sizeof(pfx) - 1;
+	end = memchr(c, '/', b.n - (size_t)(c - b.p));
+	if (!end)
+		end = b.p + b.n;
+	if ((end - c == 4 && !memcmp(c, "self", 4)) || (end - c == 11 && !memcmp(c, "thread-self", 11)))
+		return true;
+	return own_id(ev, c, (size_t)(end - c));
+}
+
 static bool is_channel(const struct ev_view *ev)
 {
 	return ev->op == EV_OP_MESSAGE;
@@ -268,6 +302,8 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_EXIT_CODE:
 	case F_EXIT_SIGNAL:
 		return match_exit(t, ev);
+	case F_PROC_SELF:
+		return (ev->opened.n || ev->subject.n) && match_int(t, proc_self(ev));
 	case F_DIFFERS:
 		return match_int(t, event_differs(ev));
 	case F_TARGET:

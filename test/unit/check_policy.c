@@ -257,7 +257,7 @@ START_TEST(field_names_complete)
 	for (; k[n]; n++)
 		if (n >= 4)
 			ck_assert_msg(field_find(k[n]), "%s", k[n]);
-	ck_assert_uint_eq(n, 45);
+	ck_assert_uint_eq(n, 46);
 }
 END_TEST
 
