@@ -249,6 +249,44 @@ START_TEST(truncated_everywhere)
 }
 END_TEST
 
+/* A value quoted in an error is cut to its first 64 bytes, escaped, and its length: one short
+ * line whatever the value holds (a 5 MB op name was quoted whole). */
+START_TEST(long_values_cut_in_errors)
+{
+	static const char *const around[][2] = {
+		{RULE("{op: \""), "\"}\n"},
+		{RULE("{addr: \""), "\"}\n"},
+		{RULE("{path: \"["), "\"}\n"},
+		{HDR "? \"", "\"\n: 1\n"}, /* a long key: the explicit form */
+	};
+	size_t n = 100000;
+	char *big = malloc(n + 1), *text = malloc(n + 256);
+	struct diag d = {0};
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(text);
+	memset(big, 'x', n);
+	memcpy(big, "a\\nb", 4); /* YAML's "\n": a newline in the value */
+	big[n] = '\0';
+	in_tmpdir();
+	for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+		strcpy(text, around[i][0]);
+		strcat(text, big);
+		strcat(text, around[i][1]);
+		ck_assert_int_eq(load(text, &d, NULL), -EINVAL);
+		ck_assert_msg(strlen(diag_first(&d)) < 220, "%zu: %s", i, diag_first(&d));
+		ck_assert_msg(!strchr(diag_first(&d), '\n'), "%zu: %s", i, diag_first(&d));
+		ck_assert_msg(strstr(diag_first(&d), "a\\nbxxx") &&
+				      strstr(diag_first(&d), "xxx... (") &&
+				      strstr(diag_first(&d), " bytes)\""),
+			      "%zu: %s", i, diag_first(&d));
+		diag_fini(&d);
+	}
+	free(big);
+	free(text);
+}
+END_TEST
+
 START_TEST(field_names_complete)
 {
 	const char *const *k = field_key_names();
@@ -359,6 +397,7 @@ Suite *policy_suite(void)
 	tcase_add_test(errs, unreadable);
 	tcase_add_test(errs, truncated_everywhere);
 	tcase_add_test(errs, field_names_complete);
+	tcase_add_test(errs, long_values_cut_in_errors);
 	tcase_add_test(ld, load_fixture);
 	tcase_add_test(ld, load_default_policy);
 	tcase_add_test(ld, override_files);
