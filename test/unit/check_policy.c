@@ -36,6 +36,7 @@ static const struct bad bad_policies[] = {
 	{"version: 1\n---\nversion: 1\n", "p.yaml:2:1: only one YAML document per file"},
 	{"version: 1\nlists: {a: &x [1], b: *x}\n", "p.yaml:2:23: YAML aliases are not supported"},
 	{"version: !!int 1\n", "p.yaml:1:10: YAML tags are not supported"},
+	{"version: ! 1\n", "p.yaml:1:10: YAML tags are not supported"}, /* even the empty one */
 	{"version: 1\n? [a]\n: b\n", "p.yaml:2:3: mapping keys must be scalars, not a sequence"},
 	/* top level */
 	{"- a\n", "p.yaml:1:1: a policy is a mapping (version, lists, macros, rules), not a "
@@ -287,6 +288,22 @@ START_TEST(long_values_cut_in_errors)
 }
 END_TEST
 
+/* An anchor is accepted and changes nothing (only an alias could use it, and those are
+ * refused): policies/README.md and mcpwitness-policy(5) say so. */
+START_TEST(anchor_changes_nothing)
+{
+	struct policy *p = NULL;
+	struct diag d = {0};
+
+	in_tmpdir();
+	ck_assert_int_eq(
+		load("version: 1\nlists: {a: &x [1]}\nmacros: {m: &y {op: open}}\n", &d, &p), 0);
+	ck_assert_uint_eq(p->n_lists, 1);
+	policy__free(p);
+	diag_fini(&d);
+}
+END_TEST
+
 START_TEST(field_names_complete)
 {
 	const char *const *k = field_key_names();
@@ -398,6 +415,7 @@ Suite *policy_suite(void)
 	tcase_add_test(errs, truncated_everywhere);
 	tcase_add_test(errs, field_names_complete);
 	tcase_add_test(errs, long_values_cut_in_errors);
+	tcase_add_test(errs, anchor_changes_nothing);
 	tcase_add_test(ld, load_fixture);
 	tcase_add_test(ld, load_default_policy);
 	tcase_add_test(ld, override_files);
