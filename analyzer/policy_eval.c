@@ -238,7 +238,8 @@ static bool proc_self(const struct ev_view *ev)
 	end = memchr(c, '/', b.n - (size_t)(c - b.p));
 	if (!end)
 		end = b.p + b.n;
-	if ((end - c == 4 && !memcmp(c, "self", 4)) || (end - c == 11 && !memcmp(c, "thread-self", 11)))
+	if ((end - c == 4 && !memcmp(c, "self", 4)) ||
+	    (end - c == 11 && !memcmp(c, "thread-self", 11)))
 		return true;
 	return own_id(ev, c, (size_t)(end - c));
 }

@@ -105,9 +105,10 @@ START_TEST(escape_short)
 	v[63] = 0xc3; /* "é" across the cut: kept whole or not at all */
 	v[64] = 0xa9;
 	strbuf_escape_short(&sb, v, sizeof(v), ESC_QUOTE);
-	ck_assert_str_eq(strbuf_str(&sb), "\\n"
-					  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-					  "... (80 bytes)");
+	ck_assert_str_eq(strbuf_str(&sb),
+			 "\\n"
+			 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			 "... (80 bytes)");
 	strbuf_fini(&sb);
 }
 END_TEST
