@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "cidr.h"
+#include "strbuf.h"
 
 static int parse_prefix(const char *s, unsigned max, unsigned *out)
 {
@@ -56,8 +57,16 @@ static void unmap_v4(struct cidr *c)
 	c->prefix -= 96;
 }
 
+/* s for a message: escaped and cut short (strbuf_escape_short), in q. */
+static const char *quoted(const char *s, struct strbuf *q)
+{
+	strbuf_escape_short(q, (const uint8_t *)s, strlen(s), ESC_QUOTE);
+	return strbuf_str(q) ? strbuf_str(q) : "?";
+}
+
 int cidr_parse(struct cidr *out, const char *s, char *err, size_t errlen)
 {
+	struct strbuf q = STRBUF_INIT;
 	char addr[INET6_ADDRSTRLEN + 1];
 	const char *slash = strchr(s, '/');
 	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
@@ -78,17 +87,20 @@ int cidr_parse(struct cidr *out, const char *s, char *err, size_t errlen)
 	}
 	out->prefix = max;
 	if (slash && parse_prefix(slash + 1, max, &out->prefix)) {
-		snprintf(err, errlen, "bad prefix length in \"%s\" (0..%u)", s, max);
-		return -EINVAL;
+		snprintf(err, errlen, "bad prefix length in \"%s\" (0..%u)", quoted(s, &q), max);
+		goto bad;
 	}
 	if (!host_bits_zero(&out->net, out->prefix)) {
-		snprintf(err, errlen, "\"%s\" has bits set beyond its /%u prefix", s, out->prefix);
-		return -EINVAL;
+		snprintf(err, errlen, "\"%s\" has bits set beyond its /%u prefix", quoted(s, &q),
+			 out->prefix);
+		goto bad;
 	}
 	unmap_v4(out);
 	return 0;
 bad_addr:
-	snprintf(err, errlen, "\"%s\" is not an IPv4 or IPv6 address or network", s);
+	snprintf(err, errlen, "\"%s\" is not an IPv4 or IPv6 address or network", quoted(s, &q));
+bad:
+	strbuf_fini(&q);
 	return -EINVAL;
 }
 

@@ -153,6 +153,16 @@ static inline const struct mw_sockaddr *event_peer(const struct ev_view *v)
 	return v->has_peer ? &v->unchecked.peer : NULL;
 }
 
+/* The address a policy's addr, port and af test and a finding's {addr} names: the address
+ * given or received, or for a listen, which is given none, the socket's own name as the kernel
+ * holds it after the call (the address it listens on). */
+static inline const struct mw_sockaddr *event_sock_addr(const struct ev_view *v)
+{
+	if (v->op == MCPT__OP__OP_LISTEN && !v->has_addr)
+		return event_peer(v);
+	return event_addr(v);
+}
+
 static inline const struct dns_query *event_dns(const struct ev_view *v)
 {
 	return v->has_dns ? &v->unchecked.dns : NULL;

@@ -74,7 +74,7 @@ static char *esc(struct ev_bytes b, int *err)
 
 static char *fmt_addr(const struct ev_view *v, int *err)
 {
-	const struct mw_sockaddr *a = event_addr(v);
+	const struct mw_sockaddr *a = event_sock_addr(v);
 	struct strbuf sb = STRBUF_INIT;
 	char *s;
 

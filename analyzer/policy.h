@@ -366,7 +366,8 @@ void policy_names_free(struct pol_names *t);
 /* Parses a scalar into a pol_value: "@name" references a list that must exist. */
 int pol_value_parse(struct pol_loader *ld, const struct ynode *n, struct pol_value *out);
 void pol_value_fini(struct pol_value *v);
-char *pol_strdup_escaped(const char *s, size_t len); /* for messages */
+/* For messages: s escaped, its first ESC_SHORT_MAX bytes and its length when longer. */
+char *pol_strdup_escaped(const char *s, size_t len);
 
 /* After compilation (policy_reach.c): sets r->subjects; warns in d of a rule or an exception
  * that can never match. */

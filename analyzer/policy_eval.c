@@ -3,7 +3,10 @@
  * testing it against the compiled values of a field test.
  *
  * A field the subject does not carry (a path on a connect, an address on an open, a DNS name
- * on anything but a query) makes the test false, so `not:` of it is true.
+ * on anything but a query) makes the test false, so `not:` of it is true. Which families can
+ * carry a field is the field table's (policy_field.c), checked first: a subject of any other
+ * family never matches, so policy_reach.c's "can never match" warnings are exact (a message
+ * or a Loss holds a result, "success", but `result` is the outcome of a system call).
  */
 #include <string.h>
 
@@ -62,10 +65,11 @@ bool field_match_int(const struct field_test *t, int64_t x)
 	return match_int(t, x);
 }
 
-/* The IP address of a socket call, NULL when it has none. */
+/* The IP address of a socket call (a listen's: the one it listens on), NULL when it has
+ * none. */
 static const struct mw_sockaddr *ip_of(const struct ev_view *ev)
 {
-	const struct mw_sockaddr *a = event_addr(ev);
+	const struct mw_sockaddr *a = event_sock_addr(ev);
 
 	return a && (a->kind == SA_INET || a->kind == SA_INET6) ? a : NULL;
 }
@@ -205,6 +209,41 @@ static bool match_dns(const struct field_test *t, const struct eval_subject *s)
 	return q && match_bytes(t, s, (struct ev_bytes){(const uint8_t *)q->name, q->name_len});
 }
 
+/* Is the number of n bytes at p the process's own pid or the calling thread's id? */
+static bool own_id(const struct ev_view *ev, const uint8_t *p, size_t n)
+{
+	uint64_t id = 0;
+
+	if (!n || n > 10)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		id = id * 10 + (p[i] - '0');
+	}
+	return id == ev->pid || id == ev->tid;
+}
+
+/* proc_self: the file (the one opened, else the path) is in the process's own directory of
+ * /proc: /proc/self, /proc/thread-self, or /proc/N with N its pid or the thread's id. */
+static bool proc_self(const struct ev_view *ev)
+{
+	static const char pfx[] = "/proc/";
+	struct ev_bytes b = ev->opened.n ? ev->opened : ev->subject;
+	const uint8_t *c, *end;
+
+	if (b.n <= sizeof(pfx) - 1 || memcmp(b.p, pfx, sizeof(pfx) - 1))
+		return false;
+	c = b.p + sizeof(pfx) - 1;
+	end = memchr(c, '/', b.n - (size_t)(c - b.p));
+	if (!end)
+		end = b.p + b.n;
+	if ((end - c == 4 && !memcmp(c, "self", 4)) ||
+	    (end - c == 11 && !memcmp(c, "thread-self", 11)))
+		return true;
+	return own_id(ev, c, (size_t)(end - c));
+}
+
 static bool is_channel(const struct ev_view *ev)
 {
 	return ev->op == EV_OP_MESSAGE;
@@ -218,6 +257,8 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	const struct ev_view *ev = s->ev;
 	const struct attribution *a;
 
+	if (!(t->f->fams & FAM_BIT(ev->family)))
+		return false;
 	switch (t->f->id) {
 	case F_FAMILY:
 		return match_int(t, ev->family);
@@ -238,7 +279,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_PORT:
 		return ip_of(ev) && match_int(t, ip_of(ev)->port);
 	case F_AF:
-		return event_addr(ev) && match_int(t, af_of(event_addr(ev)));
+		return event_sock_addr(ev) && match_int(t, af_of(event_sock_addr(ev)));
 	case F_RESULT:
 		return match_int(t, ev->result);
 	case F_ERRNO:
@@ -262,6 +303,8 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_EXIT_CODE:
 	case F_EXIT_SIGNAL:
 		return match_exit(t, ev);
+	case F_PROC_SELF:
+		return (ev->opened.n || ev->subject.n) && match_int(t, proc_self(ev));
 	case F_DIFFERS:
 		return match_int(t, event_differs(ev));
 	case F_TARGET:
@@ -277,7 +320,7 @@ bool field_test_eval(const struct field_test *t, const struct eval_subject *s)
 	case F_SOCKET_PATH:
 		return match_socket_path(t, s);
 	case F_UID:
-		return ev->family != FAM_CHANNEL && ev->family != FAM_HEALTH && match_int(t, ev->uid);
+		return match_int(t, ev->uid);
 	case F_PARENT_EXE:
 		return match_ancestors(t, s, false);
 	case F_ANCESTOR_EXE:

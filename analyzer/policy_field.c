@@ -60,6 +60,7 @@ static const struct field_desc fields[] = {
 	{"socket_path", F_SOCKET_PATH, VK_GLOB_PATH, FAMS_NET},
 	{"exit_code", F_EXIT_CODE, VK_INT, FAM_BIT(FAM_PROCESS)},
 	{"exit_signal", F_EXIT_SIGNAL, VK_SIGNAL, FAM_BIT(FAM_PROCESS)},
+	{"proc_self", F_PROC_SELF, VK_BOOL, FAMS_PATHS},
 };
 
 static const char *const af_names[] = {
@@ -77,7 +78,7 @@ static const char *const key_names[] = {
 	"ino",	      "dns",	      "uid",	      "parent_exe", "ancestor_exe", "server",
 	"tool",	      "method",	      "arguments",    "bucket",	   "attribution", "message",
 	"direction",  "kind",	      "target",	      "exec_bits", "foreign",	 "new_namespaces",
-	"socket_path", "exit_code",	"exit_signal", NULL,
+	"socket_path", "exit_code",	"exit_signal", "proc_self", NULL,
 };
 
 const char *const *field_key_names(void)

@@ -73,6 +73,7 @@ enum field_id {
 	F_SOCKET_PATH,
 	F_EXIT_CODE,
 	F_EXIT_SIGNAL,
+	F_PROC_SELF,
 };
 
 /* Families of subjects that can carry a field (bit 1 << enum ev_family): a test of a field the

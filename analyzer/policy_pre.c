@@ -61,7 +61,9 @@ static enum tv tv_int(const struct field_test *t, int64_t x)
 }
 
 /* A field test with the facts known: the expressions of field_test_eval (policy_eval.c). The op
- * is read by the op and family tests only (policy_reach.c's index relies on it). */
+ * is read by the op, family and result tests only (policy_reach.c's cond_reads_op relies on
+ * it): `result` by the family of the op, as field_test_eval checks the field table. The write
+ * and exec facts are only ever set on the families that carry those fields. */
 static enum tv field_tv(const struct field_test *t, const struct facts *f)
 {
 	switch (t->f->id) {
@@ -69,7 +71,11 @@ static enum tv field_tv(const struct field_test *t, const struct facts *f)
 		return f->op < 0 ? TV_UNKNOWN : tv_int(t, f->op);
 	case F_FAMILY:
 		return f->op < 0 ? TV_UNKNOWN : tv_int(t, event_op_family(f->op));
-	case F_RESULT:
+	case F_RESULT: /* events only: a message or a Loss has a result but no `result` */
+		if (f->op < 0)
+			return TV_UNKNOWN;
+		if (!(t->f->fams & FAM_BIT(event_op_family(f->op))))
+			return TV_FALSE;
 		return tv_int(t, f->result);
 	case F_WRITE:
 		return f->write ? tv_int(t, f->write == 2) : TV_FALSE;

@@ -12,8 +12,8 @@
  *     tests alone, which read the subject's op and its family (a function of the op, see
  *     event_op_family): exact, so skipping a rule outside its set changes nothing (no finding,
  *     no exception evaluated). The other fields' family table (FAM_BIT in policy_field.h) is
- *     good enough for warnings but not a proof (a Loss or a message has result "success"), so
- *     it is not used for the index. Beside each entry of the index, the keys of cheap facts
+ *     exact too (field_test_eval checks it before it reads a field), but the index keeps to
+ *     op and family tests. Beside each entry of the index, the keys of cheap facts
  *     for which that rule can hold on that op (policy_pre.c);
  *   - whether any enabled rule reads the call of its subject (a call field in its condition or
  *     an exception): if none does, analyze needs no call model while it evaluates, and reads
@@ -228,14 +228,15 @@ static bool ops_has(const struct opset *s, int op)
 	return (s->w[op / 64] >> (op % 64)) & 1;
 }
 
-/* Does c test the op or the family? If not, its rule's prefilter keys and skips are the same
- * for every op: policy_pre.c reads the op through those two fields only. */
+/* Does c test the op, the family or the result? If not, its rule's prefilter keys and skips
+ * are the same for every op: policy_pre.c reads the op through those three fields only. */
 static bool cond_reads_op(const struct cond *c, int depth)
 {
 	if (depth > POL_DEPTH_MAX)
 		return true;
 	if (c->kind == COND_FIELD)
-		return c->test->f->id == F_OP || c->test->f->id == F_FAMILY;
+		return c->test->f->id == F_OP || c->test->f->id == F_FAMILY ||
+		       c->test->f->id == F_RESULT;
 	if (c->kind == COND_MACRO)
 		return cond_reads_op(c->macro->cond, depth + 1);
 	for (size_t i = 0; i < c->n; i++)

@@ -29,7 +29,7 @@ char *pol_strdup_escaped(const char *s, size_t len)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_escape(&sb, (const uint8_t *)s, len, ESC_QUOTE);
+	strbuf_escape_short(&sb, (const uint8_t *)s, len, ESC_QUOTE);
 	return strbuf_detach(&sb);
 }
 

@@ -252,3 +252,17 @@ void strbuf_fini(struct strbuf *sb)
 	sb->len = sb->cap = 0;
 	sb->err = 0;
 }
+
+void strbuf_escape_short(struct strbuf *sb, const uint8_t *p, size_t n, unsigned flags)
+{
+	size_t cut = ESC_SHORT_MAX;
+
+	if (n <= ESC_SHORT_MAX) {
+		strbuf_escape(sb, p, n, flags);
+		return;
+	}
+	while (cut > ESC_SHORT_MAX - 3 && (p[cut] & 0xc0) == 0x80) /* not inside a sequence */
+		cut--;
+	strbuf_escape(sb, p, cut, flags);
+	strbuf_printf(sb, "... (%zu bytes)", n);
+}

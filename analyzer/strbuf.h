@@ -55,6 +55,12 @@ void strbuf_hex(struct strbuf *sb, const uint8_t *p, size_t n);
  * what a terminal shows). With ESC_QUOTE, '"' becomes "\\\"". */
 void strbuf_escape(struct strbuf *sb, const uint8_t *p, size_t n, unsigned flags);
 
+/* A value quoted in a message (a policy's, a command line's): strbuf_escape of its first
+ * ESC_SHORT_MAX bytes (cut back to a UTF-8 boundary), then "... (N bytes)" when it is longer,
+ * so that one error stays one short line whatever the value holds. */
+#define ESC_SHORT_MAX 64
+void strbuf_escape_short(struct strbuf *sb, const uint8_t *p, size_t n, unsigned flags);
+
 /* Returns the buffer ("" when empty) or NULL after an allocation failure. */
 const char *strbuf_str(const struct strbuf *sb);
 int strbuf_error(const struct strbuf *sb);

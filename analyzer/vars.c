@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "vars.h"
 
 struct var {
@@ -109,10 +110,14 @@ int vars__set_arg(struct vars *vs, const char *arg, char *err, size_t errlen)
 	size_t n;
 
 	if (!eq || !name_ok(arg, (size_t)(eq - arg))) {
+		struct strbuf q = STRBUF_INIT;
+
+		strbuf_escape_short(&q, (const uint8_t *)arg, strlen(arg), ESC_QUOTE);
 		snprintf(err, errlen,
 			 "bad --set \"%s\": expected NAME=VALUE, NAME of letters, "
 			 "digits and '_'",
-			 arg);
+			 strbuf_str(&q) ? strbuf_str(&q) : "?");
+		strbuf_fini(&q);
 		return -EINVAL;
 	}
 	n = (size_t)(eq - arg);

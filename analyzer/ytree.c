@@ -59,7 +59,7 @@ static int key_error(struct builder *b, const struct ynode *key, unsigned first)
 	struct strbuf sb = STRBUF_INIT;
 	const char *s;
 
-	strbuf_escape(&sb, (const uint8_t *)key->str, key->len, ESC_QUOTE);
+	strbuf_escape_short(&sb, (const uint8_t *)key->str, key->len, ESC_QUOTE);
 	s = strbuf_str(&sb) ? strbuf_str(&sb) : "?";
 	if (first)
 		diag_error(b->d, &key->pos, "duplicate key \"%s\" (first at line %u)", s, first);

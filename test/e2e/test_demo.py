@@ -38,7 +38,7 @@ class Demo(mwtest.E2ETestCase):
         self.assertIn("VALID_COMPLETE", out)
         for line in ("[critical] file.sensitive-read: read ", "/home/.ssh/id_rsa",
                      "[high] exec.unexpected: executed /bin/sh",
-                     "[high] file.persistence-write: opened ", "/home/.bashrc",
+                     "[high] file.persistence-write: openat ", "/home/.bashrc (persistence)",
                      "net.connect-loopback: connect to 127.0.0.1:"):
             self.assertIn(line, out)
         self.assertNotIn("exec.unexpected: executed /usr/bin/python3", out)

@@ -57,6 +57,11 @@ set_tests_properties(unit.outputs_pinned PROPERTIES LABELS unit TIMEOUT 120)
 add_test(NAME unit.default_policy_rules
 	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_rules.py $<TARGET_FILE:mcpwitness>)
 set_tests_properties(unit.default_policy_rules PROPERTIES LABELS unit TIMEOUT 120)
+# The field table's families (what "can never match" warns of) against what the evaluator
+# matches on both traces, field by field.
+add_test(NAME unit.policy_field_families
+	COMMAND ${Python3_EXECUTABLE} ${MW_ANALYSIS_FIXTURES}/check_fields.py $<TARGET_FILE:mcpwitness>)
+set_tests_properties(unit.policy_field_families PROPERTIES LABELS unit TIMEOUT 120)
 mw_unit_test(identity SOURCES calls_testlib.c LIBS mw_analyzer)
 mw_unit_test(learn_gen LIBS mw_analyzer_core)
 mw_unit_test(learn_emit LIBS mw_analyzer)

@@ -36,6 +36,7 @@ static const struct bad bad_policies[] = {
 	{"version: 1\n---\nversion: 1\n", "p.yaml:2:1: only one YAML document per file"},
 	{"version: 1\nlists: {a: &x [1], b: *x}\n", "p.yaml:2:23: YAML aliases are not supported"},
 	{"version: !!int 1\n", "p.yaml:1:10: YAML tags are not supported"},
+	{"version: ! 1\n", "p.yaml:1:10: YAML tags are not supported"}, /* even the empty one */
 	{"version: 1\n? [a]\n: b\n", "p.yaml:2:3: mapping keys must be scalars, not a sequence"},
 	/* top level */
 	{"- a\n", "p.yaml:1:1: a policy is a mapping (version, lists, macros, rules), not a "
@@ -249,6 +250,60 @@ START_TEST(truncated_everywhere)
 }
 END_TEST
 
+/* A value quoted in an error is cut to its first 64 bytes, escaped, and its length: one short
+ * line whatever the value holds (a 5 MB op name was quoted whole). */
+START_TEST(long_values_cut_in_errors)
+{
+	static const char *const around[][2] = {
+		{RULE("{op: \""), "\"}\n"},
+		{RULE("{addr: \""), "\"}\n"},
+		{RULE("{path: \"["), "\"}\n"},
+		{HDR "? \"", "\"\n: 1\n"}, /* a long key: the explicit form */
+	};
+	size_t n = 100000;
+	char *big = malloc(n + 1), *text = malloc(n + 256);
+	struct diag d = {0};
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(text);
+	memset(big, 'x', n);
+	memcpy(big, "a\\nb", 4); /* YAML's "\n": a newline in the value */
+	big[n] = '\0';
+	in_tmpdir();
+	for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+		strcpy(text, around[i][0]);
+		strcat(text, big);
+		strcat(text, around[i][1]);
+		ck_assert_int_eq(load(text, &d, NULL), -EINVAL);
+		ck_assert_msg(strlen(diag_first(&d)) < 220, "%zu: %s", i, diag_first(&d));
+		ck_assert_msg(!strchr(diag_first(&d), '\n'), "%zu: %s", i, diag_first(&d));
+		ck_assert_msg(strstr(diag_first(&d), "a\\nbxxx") &&
+				      strstr(diag_first(&d), "xxx... (") &&
+				      strstr(diag_first(&d), " bytes)\""),
+			      "%zu: %s", i, diag_first(&d));
+		diag_fini(&d);
+	}
+	free(big);
+	free(text);
+}
+END_TEST
+
+/* An anchor is accepted and changes nothing (only an alias could use it, and those are
+ * refused): policies/README.md and mcpwitness-policy(5) say so. */
+START_TEST(anchor_changes_nothing)
+{
+	struct policy *p = NULL;
+	struct diag d = {0};
+
+	in_tmpdir();
+	ck_assert_int_eq(
+		load("version: 1\nlists: {a: &x [1]}\nmacros: {m: &y {op: open}}\n", &d, &p), 0);
+	ck_assert_uint_eq(p->n_lists, 1);
+	policy__free(p);
+	diag_fini(&d);
+}
+END_TEST
+
 START_TEST(field_names_complete)
 {
 	const char *const *k = field_key_names();
@@ -257,7 +312,7 @@ START_TEST(field_names_complete)
 	for (; k[n]; n++)
 		if (n >= 4)
 			ck_assert_msg(field_find(k[n]), "%s", k[n]);
-	ck_assert_uint_eq(n, 45);
+	ck_assert_uint_eq(n, 46);
 }
 END_TEST
 
@@ -359,6 +414,8 @@ Suite *policy_suite(void)
 	tcase_add_test(errs, unreadable);
 	tcase_add_test(errs, truncated_everywhere);
 	tcase_add_test(errs, field_names_complete);
+	tcase_add_test(errs, long_values_cut_in_errors);
+	tcase_add_test(errs, anchor_changes_nothing);
 	tcase_add_test(ld, load_fixture);
 	tcase_add_test(ld, load_default_policy);
 	tcase_add_test(ld, override_files);

@@ -1,7 +1,8 @@
 /*
  * check_policy_eval.c - the policy evaluator (the loader: check_policy.c): conditions on
  * synthetic events (family, op, path as passed / resolved / opened, exe, argv, addr, port, af,
- * result, errno, write, launch, flags, all/any/not, macros, lists of lists, exceptions),
+ * result, errno, write, launch, flags, proc_self, all/any/not, macros, lists of lists,
+ * exceptions), the default policy's secrets of /proc,
  * variables from the header and from --set; the index of rules by op.
  */
 #include <check.h>
@@ -43,6 +44,87 @@ START_TEST(eval_paths)
 	p = compile_cond("", "{path: \"${extra}/**\"}");
 	ev_open(&x, "/opt/x", NULL, 0, 3);
 	ck_assert(holds(p, &x));
+	policy__free(p);
+}
+END_TEST
+
+/* An open of path as the process with pid and tid 42 made it, the file opened being opened. */
+static void ev_proc(struct evx *x, const char *path, const char *opened)
+{
+	ev_open(x, path, path, 0, 3);
+	x->e.pid = x->e.tid = 42;
+	if (opened)
+		x->e.opened_path = (ProtobufCBinaryData){strlen(opened), (uint8_t *)opened};
+	event_decode(&x->v, &x->e);
+}
+
+START_TEST(eval_proc_self)
+{
+	struct policy *p;
+	struct evx x;
+
+	in_tmpdir();
+	p = compile_cond("", "{proc_self: true}");
+	ev_proc(&x, "/proc/self/environ", "/proc/42/environ"); /* as the trace records it */
+	ck_assert(holds(p, &x));
+	ev_proc(&x, "/proc/thread-self/mem", NULL); /* failed: no file opened, the path */
+	ck_assert(holds(p, &x));
+	ev_proc(&x, "/proc/42/task/43/environ", "/proc/42/task/43/environ");
+	ck_assert(holds(p, &x));
+	ev_proc(&x, "/proc/7/environ", "/proc/7/environ");
+	ck_assert(!holds(p, &x));
+	ev_proc(&x, "/tmp/lnk", "/proc/7/environ"); /* a symlink to another's: the file opened */
+	ck_assert(!holds(p, &x));
+	ev_proc(&x, "/proc/selfish/environ", NULL);
+	ck_assert(!holds(p, &x));
+	ev_proc(&x, "/proc/420/environ", NULL);
+	ck_assert(!holds(p, &x));
+	policy__free(p);
+
+	p = compile_cond("", "{proc_self: false}"); /* any other path */
+	ev_proc(&x, "/etc/passwd", "/etc/passwd");
+	ck_assert(holds(p, &x));
+	policy__free(p);
+}
+END_TEST
+
+/* The default policy's file.sensitive-read on environments and memory of /proc: another
+ * process's (a thread's too) is a secret, the process's own is not (DESIGN 8). */
+START_TEST(default_proc_secrets)
+{
+	static const struct {
+		const char *path, *opened;
+		bool found;
+	} cases[] = {
+		{"/proc/self/environ", "/proc/42/environ", false},
+		{"/proc/42/environ", "/proc/42/environ", false},
+		{"/proc/self/task/42/environ", "/proc/42/task/42/environ", false},
+		{"/proc/1/environ", "/proc/1/environ", true},
+		{"/proc/1/task/9/environ", "/proc/1/task/9/environ", true},
+		{"/proc/1/mem", "/proc/1/mem", true},
+		{"/proc/1/task/9/mem", "/proc/1/task/9/mem", true},
+		{"/work/lnk", "/proc/1/environ", true},
+	};
+	struct policy *p = policy__new();
+	struct vars *vs = vars__new();
+	const struct pol_rule *r = NULL;
+	struct diag d = {0};
+	struct evx x;
+	int exc;
+
+	ck_assert_int_eq(policy__load_file(p, MW_SOURCE_DIR "/policies/default.yaml", &d), 0);
+	ck_assert_msg(policy__compile(p, vs, true, &d) == 0, "%s", diag_first(&d));
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (!strcmp(p->rules[i]->id, "file.sensitive-read"))
+			r = p->rules[i];
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ev_proc(&x, cases[i].path, cases[i].opened);
+		ck_assert_msg(policy_rule_match(r, &x.s, 0, &exc) == cases[i].found, "%s -> %s",
+			      cases[i].path, cases[i].opened);
+	}
+	diag_fini(&d);
+	vars__free(vs);
 	policy__free(p);
 }
 END_TEST
@@ -356,6 +438,8 @@ Suite *policy_eval_suite(void)
 
 	tcase_add_checked_fixture(ev, NULL, leave_tmpdir);
 	tcase_add_test(ev, eval_paths);
+	tcase_add_test(ev, eval_proc_self);
+	tcase_add_test(ev, default_proc_secrets);
 	tcase_add_test(ev, eval_open_fields);
 	tcase_add_test(ev, eval_network);
 	tcase_add_test(ev, eval_macros_exceptions);

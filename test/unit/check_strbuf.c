@@ -90,6 +90,29 @@ START_TEST(escape_runs)
 END_TEST
 
 /* The decimal writers and trace_ts against printf, on the edges and on random values. */
+/* A value quoted in a message: its first 64 bytes, never half a UTF-8 sequence, and its
+ * length. */
+START_TEST(escape_short)
+{
+	struct strbuf sb = STRBUF_INIT;
+	uint8_t v[80];
+
+	memset(v, 'a', sizeof(v));
+	strbuf_escape_short(&sb, v, 64, 0);
+	ck_assert_uint_eq(sb.len, 64);
+	strbuf_reset(&sb);
+	v[0] = '\n';
+	v[63] = 0xc3; /* "é" across the cut: kept whole or not at all */
+	v[64] = 0xa9;
+	strbuf_escape_short(&sb, v, sizeof(v), ESC_QUOTE);
+	ck_assert_str_eq(strbuf_str(&sb),
+			 "\\n"
+			 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			 "... (80 bytes)");
+	strbuf_fini(&sb);
+}
+END_TEST
+
 START_TEST(numbers_as_printf)
 {
 	static const uint64_t edge[] = {0,
@@ -162,6 +185,7 @@ Suite *strbuf_suite(void)
 	tcase_add_test(tc, escape);
 	tcase_add_test(tc, builders);
 	tcase_add_test(tc, escape_runs);
+	tcase_add_test(tc, escape_short);
 	tcase_add_test(tc, numbers_as_printf);
 	tcase_add_test(tc, printf_at_the_edge);
 	suite_add_tcase(s, tc);
